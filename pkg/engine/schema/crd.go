@@ -1,0 +1,193 @@
+// Package schema loads CustomResourceDefinitions the way kube-apiserver does and
+// derives what the server derives from them: the structural schema of every
+// version, the NonStructuralSchema violations, and the skeleton pruning uses.
+package schema
+
+import (
+	"fmt"
+	"sort"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/runtime"
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+)
+
+var (
+	scheme = runtime.NewScheme()
+	codecs = serializer.NewCodecFactory(scheme)
+)
+
+func init() {
+	apiextensionsinstall.Install(scheme)
+}
+
+// CRDGroupKind is the GroupKind of CustomResourceDefinition objects.
+var CRDGroupKind = runtimeschema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}
+
+// IsCRD reports whether apiVersion and kind name a CustomResourceDefinition
+// of a version this package can read.
+func IsCRD(apiVersion, kind string) bool {
+	gv, err := runtimeschema.ParseGroupVersion(apiVersion)
+	return err == nil && gv.Group == CRDGroupKind.Group && kind == CRDGroupKind.Kind
+}
+
+// DecodeCRD decodes a CustomResourceDefinition in apiextensions.k8s.io/v1 or
+// v1beta1 (JSON or YAML) into v1, applying the server's defaulting and
+// conversion: a v1beta1 top-level spec.validation becomes per-version schemas
+// and spec.preserveUnknownFields defaults to true, exactly as when the server
+// stores a v1beta1 CRD and serves it as v1.
+func DecodeCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
+	decoder := codecs.UniversalDecoder(apiextensionsv1.SchemeGroupVersion)
+	obj, gvk, err := decoder.Decode(data, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, fmt.Errorf("expected a CustomResourceDefinition, got %v", gvk)
+	}
+	return crd, nil
+}
+
+// CRD is a CustomResourceDefinition with its schemas converted once, the way
+// the API server's custom resource handler converts them when it starts
+// serving a CRD.
+type CRD struct {
+	Object *apiextensionsv1.CustomResourceDefinition
+
+	// served holds, per version name, the structural schema the request path
+	// prunes and defaults with (defaults pruned as the handler does); nil
+	// where the version has no schema.
+	served map[string]*structuralschema.Structural
+	// raw holds the structural representation of each version's schema as
+	// written, for the NonStructuralSchema check and the skeleton.
+	raw map[string]*structuralschema.Structural
+	// convertErr holds versions whose schema cannot be represented as a
+	// structural schema at all (unsupported fields).
+	convertErr map[string]error
+}
+
+// NewCRD converts the schemas of every version of crd once.
+func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
+	c := &CRD{
+		Object:     crd,
+		served:     map[string]*structuralschema.Structural{},
+		raw:        map[string]*structuralschema.Structural{},
+		convertErr: map[string]error{},
+	}
+	for _, v := range crd.Spec.Versions {
+		s, err := structuralFromV1(v.Schema)
+		if err != nil {
+			c.convertErr[v.Name] = err
+			continue
+		}
+		c.raw[v.Name] = s
+		if s != nil && !crd.Spec.PreserveUnknownFields {
+			// As the custom resource handler does: defaults are pruned in a copy.
+			s = s.DeepCopy()
+			if err := structuraldefaulting.PruneDefaults(s); err != nil {
+				c.convertErr[v.Name] = err
+				continue
+			}
+		}
+		c.served[v.Name] = s
+	}
+	return c
+}
+
+func structuralFromV1(v *apiextensionsv1.CustomResourceValidation) (*structuralschema.Structural, error) {
+	if v == nil || v.OpenAPIV3Schema == nil {
+		return nil, nil
+	}
+	internal := &apiextensionsinternal.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v, internal, nil); err != nil {
+		return nil, err
+	}
+	return structuralschema.NewStructural(internal.OpenAPIV3Schema)
+}
+
+// Name is the CRD's metadata.name.
+func (c *CRD) Name() string { return c.Object.Name }
+
+// GroupKind is the group and kind of the custom resources the CRD defines.
+func (c *CRD) GroupKind() runtimeschema.GroupKind {
+	return runtimeschema.GroupKind{Group: c.Object.Spec.Group, Kind: c.Object.Spec.Names.Kind}
+}
+
+// PreserveUnknownFields is spec.preserveUnknownFields: pruning is off.
+func (c *CRD) PreserveUnknownFields() bool { return c.Object.Spec.PreserveUnknownFields }
+
+// Versions lists the version names in the CRD's order.
+func (c *CRD) Versions() []string {
+	var out []string
+	for _, v := range c.Object.Spec.Versions {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+// Version returns the CRD's entry for the named version.
+func (c *CRD) Version(name string) (*apiextensionsv1.CustomResourceDefinitionVersion, bool) {
+	for i := range c.Object.Spec.Versions {
+		if c.Object.Spec.Versions[i].Name == name {
+			return &c.Object.Spec.Versions[i], true
+		}
+	}
+	return nil, false
+}
+
+// ServedSchema returns the structural schema the server uses on the request
+// path of the given version: nil without a schema.
+func (c *CRD) ServedSchema(version string) (*structuralschema.Structural, error) {
+	v, ok := c.Version(version)
+	if !ok {
+		return nil, fmt.Errorf("CustomResourceDefinition %s has no version %q (it has %v)", c.Name(), version, c.Versions())
+	}
+	if !v.Served {
+		return nil, fmt.Errorf("version %q of CustomResourceDefinition %s is not served", version, c.Name())
+	}
+	if err := c.convertErr[version]; err != nil && !c.PreserveUnknownFields() {
+		return nil, fmt.Errorf("the schema of version %q of CustomResourceDefinition %s cannot be used by the server: %v", version, c.Name(), err)
+	}
+	return c.served[version], nil
+}
+
+// Registry finds the CRD of a custom resource by group and kind.
+type Registry struct {
+	byGK map[runtimeschema.GroupKind]*CRD
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{byGK: map[runtimeschema.GroupKind]*CRD{}} }
+
+// Add registers crd, replacing an earlier CRD for the same group and kind
+// (later sources override earlier ones).
+func (r *Registry) Add(crd *CRD) { r.byGK[crd.GroupKind()] = crd }
+
+// Lookup returns the CRD for the group of apiVersion and kind.
+func (r *Registry) Lookup(apiVersion, kind string) (*CRD, bool) {
+	gv, err := runtimeschema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, false
+	}
+	c, ok := r.byGK[runtimeschema.GroupKind{Group: gv.Group, Kind: kind}]
+	return c, ok
+}
+
+// Len is the number of registered CRDs.
+func (r *Registry) Len() int { return len(r.byGK) }
+
+// CRDs lists the registered CRDs sorted by name.
+func (r *Registry) CRDs() []*CRD {
+	out := make([]*CRD, 0, len(r.byGK))
+	for _, c := range r.byGK {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
