@@ -1,0 +1,290 @@
+package document
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+)
+
+// Edit is one change to apply to a document: remove the object field at
+// Path, or set it to Value (a JSON value).
+type Edit struct {
+	Path   fieldpath.Path
+	Remove bool
+	Value  interface{}
+}
+
+// Apply makes the edits and checks that the document then reads back
+// (as kubectl reads it) exactly as want. It first edits the text itself, so
+// that every line not touched by an edit stays byte for byte as it was
+// (comments, blank lines, quoting, block scalars); where a text edit is not
+// possible (flow-style collections, list items) it edits the YAML node tree,
+// which keeps comments and key order; and as a last resort it writes the
+// document again from want. The returned note says why it had to fall back.
+func (d *Document) Apply(edits []Edit, want map[string]interface{}) (note string, err error) {
+	if len(edits) == 0 {
+		return "", nil
+	}
+	text, serr := d.splice(edits)
+	if serr == nil {
+		if serr = readsBackAs(text, want); serr == nil {
+			d.out, d.edited = text, true
+			return "", nil
+		}
+	}
+	var nerr error
+	for _, e := range edits {
+		if e.Remove {
+			nerr = d.Remove(e.Path)
+		} else {
+			nerr = d.Set(e.Path, e.Value)
+		}
+		if nerr != nil {
+			break
+		}
+	}
+	if nerr == nil {
+		var b []byte
+		if b, nerr = d.Encode(); nerr == nil {
+			if nerr = readsBackAs(b, want); nerr == nil {
+				return "", nil
+			}
+		}
+	}
+	if err := d.ReplaceWith(want); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("written again without comments: %v", nerr), nil
+}
+
+func readsBackAs(b []byte, want map[string]interface{}) error {
+	js, err := sigsyaml.YAMLToJSON(b)
+	if err != nil {
+		return err
+	}
+	got, err := decodeObject(js)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("the edited YAML does not read back as the stored object")
+	}
+	return nil
+}
+
+// textEdit replaces lines [from, to) (0-based, within the chunk) by repl.
+type textEdit struct {
+	from, to int
+	repl     []string
+	order    int // tie-break: later edits at the same place go first
+}
+
+func (d *Document) splice(edits []Edit) ([]byte, error) {
+	if d.node == nil || d.isJSON {
+		return nil, fmt.Errorf("not block YAML")
+	}
+	lines := strings.SplitAfter(string(d.raw), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	var tes []textEdit
+	for i, e := range edits {
+		te, err := d.textEditFor(lines, e)
+		if err != nil {
+			return nil, err
+		}
+		te.order = i
+		tes = append(tes, te)
+	}
+	// Apply bottom-up so earlier line numbers stay valid; edits never overlap
+	// (a removed field is never descended into).
+	sort.SliceStable(tes, func(i, j int) bool {
+		if tes[i].from != tes[j].from {
+			return tes[i].from > tes[j].from
+		}
+		return tes[i].order > tes[j].order
+	})
+	for i := 1; i < len(tes); i++ {
+		if tes[i].to > tes[i-1].from {
+			return nil, fmt.Errorf("overlapping edits")
+		}
+	}
+	for _, te := range tes {
+		out := append([]string{}, lines[:te.from]...)
+		out = append(out, te.repl...)
+		lines = append(out, lines[te.to:]...)
+	}
+	return []byte(strings.Join(lines, "")), nil
+}
+
+// entry finds the block-mapping entry at p: its key, value and mapping.
+func (d *Document) entry(p fieldpath.Path) (key, value, mapping *kyaml.Node, err error) {
+	if len(p) == 0 || p[len(p)-1].IsIndex {
+		return nil, nil, nil, fmt.Errorf("%s: not an object field", p)
+	}
+	value, key, mapping, viaAlias, err := d.locate(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if viaAlias || mapping.Style&kyaml.FlowStyle != 0 || mapping.Kind != kyaml.MappingNode {
+		return nil, nil, nil, fmt.Errorf("%s: not in a block mapping", p)
+	}
+	return key, value, mapping, nil
+}
+
+func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
+
+func isBlank(line string) bool { return strings.TrimSpace(line) == "" }
+
+// entryEnd returns the 0-based index of the last line of the mapping entry
+// whose key is on line k (0-based) at column col (0-based): the following
+// lines that are more indented, and, for a sequence value written at the
+// key's own indentation, its "- " items; trailing blank lines excluded.
+func entryEnd(lines []string, k, col int, seqValue bool) int {
+	end := k
+	for i := k + 1; i < len(lines); i++ {
+		l := lines[i]
+		if isBlank(l) {
+			continue
+		}
+		ind := indentOf(l)
+		rest := strings.TrimSpace(l)
+		switch {
+		case ind > col:
+		case ind == col && seqValue && (rest == "-" || strings.HasPrefix(rest, "- ")):
+		default:
+			return end
+		}
+		end = i
+	}
+	return end
+}
+
+// headComments returns the index of the first line of the comment block
+// directly above line k at the same indentation (k when there is none).
+func headComments(lines []string, k, col int) int {
+	first := k
+	for i := k - 1; i >= 0; i-- {
+		l := lines[i]
+		if indentOf(l) != col || !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			break
+		}
+		first = i
+	}
+	return first
+}
+
+func (d *Document) textEditFor(lines []string, e Edit) (textEdit, error) {
+	if !e.Remove && !e.Path[len(e.Path)-1].IsIndex {
+		if _, _, _, _, err := d.locate(e.Path); err != nil {
+			return d.textInsert(lines, e)
+		}
+	}
+	key, value, mapping, err := d.entry(e.Path)
+	if err != nil {
+		return textEdit{}, err
+	}
+	k, col := key.Line-1, key.Column-1
+	if k >= len(lines) || indentOf(lines[k]) > col {
+		return textEdit{}, fmt.Errorf("%s: unexpected layout", e.Path)
+	}
+	prefix := lines[k][:col]
+	end := entryEnd(lines, k, col, value.Kind == kyaml.SequenceNode)
+	if e.Remove {
+		first := k
+		if strings.TrimSpace(prefix) == "" {
+			first = headComments(lines, k, col)
+			return textEdit{from: first, to: end + 1}, nil
+		}
+		// The key follows a "- " list marker: the marker moves to the next
+		// entry of the same item, or the item becomes an empty object.
+		next := nextKey(mapping, key)
+		if next == nil {
+			return textEdit{from: k, to: end + 1, repl: []string{prefix + "{}\n"}}, nil
+		}
+		nl := next.Line - 1
+		if next.Column-1 != col || nl <= end || indentOf(lines[nl]) != col {
+			return textEdit{}, fmt.Errorf("%s: unexpected layout", e.Path)
+		}
+		return textEdit{from: k, to: nl + 1, repl: []string{prefix + lines[nl][col:]}}, nil
+	}
+	// Replace: write the entry again, keeping its list marker and line comment.
+	repl, err := encodeEntry(key.Value, e.Value, col, value.LineComment)
+	if err != nil {
+		return textEdit{}, err
+	}
+	repl[0] = prefix + repl[0][col:]
+	return textEdit{from: k, to: end + 1, repl: repl}, nil
+}
+
+// textInsert adds a field after the last entry of its parent mapping.
+func (d *Document) textInsert(lines []string, e Edit) (textEdit, error) {
+	parent, _, _, viaAlias, err := d.locate(e.Path[:len(e.Path)-1])
+	if err != nil {
+		return textEdit{}, err
+	}
+	if viaAlias || parent.Kind != kyaml.MappingNode || parent.Style&kyaml.FlowStyle != 0 || len(parent.Content) < 2 {
+		return textEdit{}, fmt.Errorf("%s: parent is not a non-empty block mapping", e.Path)
+	}
+	first, lastKey, lastValue := parent.Content[0], parent.Content[len(parent.Content)-2], parent.Content[len(parent.Content)-1]
+	col := first.Column - 1
+	if lastKey.Column-1 != col {
+		return textEdit{}, fmt.Errorf("%s: unexpected layout", e.Path)
+	}
+	end := entryEnd(lines, lastKey.Line-1, col, lastValue.Kind == kyaml.SequenceNode)
+	repl, err := encodeEntry(e.Path[len(e.Path)-1].Key, e.Value, col, "")
+	if err != nil {
+		return textEdit{}, err
+	}
+	if !strings.HasSuffix(lines[end], "\n") {
+		repl[0] = "\n" + repl[0]
+	}
+	return textEdit{from: end + 1, to: end + 1, repl: repl}, nil
+}
+
+func nextKey(mapping, key *kyaml.Node) *kyaml.Node {
+	for j := 0; j+3 < len(mapping.Content); j += 2 {
+		if mapping.Content[j] == key {
+			return mapping.Content[j+2]
+		}
+	}
+	return nil
+}
+
+// encodeEntry renders "key: value" in block style, indented by col spaces.
+func encodeEntry(key string, v interface{}, col int, lineComment string) ([]string, error) {
+	valueNode, err := toNode(v)
+	if err != nil {
+		return nil, err
+	}
+	if lineComment != "" && valueNode.Kind == kyaml.ScalarNode {
+		valueNode.LineComment = lineComment
+	}
+	m := &kyaml.Node{Kind: kyaml.MappingNode, Content: []*kyaml.Node{
+		{Kind: kyaml.ScalarNode, Tag: kyaml.NodeTagString, Value: key}, valueNode,
+	}}
+	var buf bytes.Buffer
+	enc := kyaml.NewEncoder(&buf)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	pad := strings.Repeat(" ", col)
+	out := strings.SplitAfter(buf.String(), "\n")
+	if out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	for i := range out {
+		out[i] = pad + out[i]
+	}
+	return out, nil
+}
