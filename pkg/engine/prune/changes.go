@@ -1,0 +1,182 @@
+package prune
+
+import (
+	"reflect"
+	"sort"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+)
+
+// Reason says why the server changes a field.
+type Reason string
+
+const (
+	// UnknownField: not specified in the schema; pruned.
+	UnknownField Reason = "UnknownField"
+	// UnknownMetadataField: not a field of ObjectMeta; dropped from metadata.
+	UnknownMetadataField Reason = "UnknownMetadataField"
+	// NullNonNullable: null where the schema is neither nullable nor defaulted; dropped.
+	NullNonNullable Reason = "NullNonNullable"
+	// MetadataNormalized: changed by the server's ObjectMeta round trip
+	// (empty values dropped, values normalized).
+	MetadataNormalized Reason = "MetadataNormalized"
+	// Defaulted: set from the schema's default.
+	Defaulted Reason = "Defaulted"
+)
+
+// Action is what happens to the field.
+type Action string
+
+const (
+	Removed  Action = "Removed"
+	Added    Action = "Added"
+	Replaced Action = "Replaced"
+)
+
+// Change is one field the server changes.
+type Change struct {
+	// Path in the server's format; for unknown fields byte-identical to the
+	// server's "unknown field" warning.
+	Path     string         `json:"path"`
+	Segments fieldpath.Path `json:"segments"`
+	Reason   Reason         `json:"reason"`
+	Action   Action         `json:"action"`
+	// Value is the value as sent: the dropped value of a removed field, the
+	// old value of a replaced one; absent for an added field.
+	Value interface{} `json:"value,omitempty"`
+	// NewValue is the value the server stores for an added or replaced field.
+	NewValue interface{} `json:"newValue,omitempty"`
+	// Line is the source line of the field (0 when unknown).
+	Line int `json:"line,omitempty"`
+}
+
+// Changes compares the object as sent with the coerced one and names every
+// difference with the step of the server's decoding that made it.
+func Changes(sent map[string]interface{}, c *Coerced, s *structuralschema.Structural) []Change {
+	unknown := toSet(c.UnknownFields)
+	unknownMeta := toSet(c.UnknownMetadataFields)
+	var out []Change
+	diff(nil, sent, c.Object, func(p fieldpath.Path, a Action, old, new interface{}) {
+		ch := Change{Path: p.String(), Segments: p, Action: a, Value: old, NewValue: new}
+		inMeta := len(p) > 0 && !p[0].IsIndex && p[0].Key == "metadata"
+		switch {
+		case a == Removed && unknown[ch.Path]:
+			ch.Reason = UnknownField
+		case a == Removed && unknownMeta[ch.Path]:
+			ch.Reason = UnknownMetadataField
+		case a == Removed && unknownMeta[serverMetadataPath(p, s)]:
+			ch.Reason, ch.Path = UnknownMetadataField, serverMetadataPath(p, s)
+		case a == Removed && old == nil && !inMeta:
+			ch.Reason = NullNonNullable
+		case (a == Added || (a == Replaced && old == nil)) && !inMeta:
+			ch.Reason = Defaulted
+		default:
+			ch.Reason = MetadataNormalized
+		}
+		if a == Added {
+			ch.Value = nil
+		}
+		out = append(out, ch)
+	})
+	return out
+}
+
+func toSet(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// diff walks a (sent) and b (stored) together, calling emit for each
+// difference, in a stable order (sorted keys).
+func diff(p fieldpath.Path, a, b interface{}, emit func(fieldpath.Path, Action, interface{}, interface{})) {
+	switch a := a.(type) {
+	case map[string]interface{}:
+		bm, ok := b.(map[string]interface{})
+		if !ok {
+			emit(p, Replaced, a, b)
+			return
+		}
+		keys := make([]string, 0, len(a)+len(bm))
+		for k := range a {
+			keys = append(keys, k)
+		}
+		for k := range bm {
+			if _, ok := a[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			av, inA := a[k]
+			bv, inB := bm[k]
+			switch {
+			case inA && !inB:
+				emit(p.Child(fieldpath.Key(k)), Removed, av, nil)
+			case !inA && inB:
+				emit(p.Child(fieldpath.Key(k)), Added, nil, bv)
+			default:
+				diff(p.Child(fieldpath.Key(k)), av, bv, emit)
+			}
+		}
+	case []interface{}:
+		bl, ok := b.([]interface{})
+		if !ok || len(bl) != len(a) {
+			emit(p, Replaced, a, b)
+			return
+		}
+		for i := range a {
+			diff(p.Child(fieldpath.Index(i)), a[i], bl[i], emit)
+		}
+	default:
+		if !reflect.DeepEqual(a, b) {
+			emit(p, Replaced, a, b)
+		}
+	}
+}
+
+// serverMetadataPath renders p the way the server's metadata coercion of
+// embedded resources does: the path to the embedded object as a field.Path
+// (map keys in brackets), then the ObjectMeta field path after "metadata".
+func serverMetadataPath(p fieldpath.Path, s *structuralschema.Structural) string {
+	last := -1
+	for i, seg := range p {
+		if !seg.IsIndex && seg.Key == "metadata" {
+			last = i
+		}
+	}
+	if last < 0 {
+		return p.String()
+	}
+	var fp *field.Path
+	for _, seg := range p[:last] {
+		switch {
+		case seg.IsIndex:
+			fp = fp.Index(seg.Index)
+			if s != nil {
+				s = s.Items
+			}
+		case s != nil && hasProperty(s, seg.Key):
+			fp = fp.Child(seg.Key)
+			prop := s.Properties[seg.Key]
+			s = &prop
+		case s != nil && s.AdditionalProperties != nil:
+			fp = fp.Key(seg.Key)
+			s = s.AdditionalProperties.Structural
+		default:
+			fp = fp.Child(seg.Key)
+			s = nil
+		}
+	}
+	return fp.Child("metadata").String() + "." + p[last+1:].String()
+}
+
+func hasProperty(s *structuralschema.Structural, k string) bool {
+	_, ok := s.Properties[k]
+	return ok
+}

@@ -1,0 +1,131 @@
+package prune
+
+import (
+	"fmt"
+
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// Options tune what is computed.
+type Options struct {
+	// Defaults applies the schema's defaults after pruning, as the server
+	// does, so the output is the object the server stores.
+	Defaults bool
+}
+
+// ObjectRef names an object.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name,omitempty"`
+}
+
+func (r ObjectRef) String() string {
+	name := r.Name
+	if name == "" {
+		name = "<unnamed>"
+	}
+	if r.Namespace != "" {
+		return r.Kind + " " + r.Namespace + "/" + name
+	}
+	return r.Kind + " " + name
+}
+
+// Status says how a document was handled.
+type Status string
+
+const (
+	// Checked: the document is a custom resource of a known CRD.
+	Checked Status = "Checked"
+	// IsCRD: the document is a CustomResourceDefinition; passed through.
+	IsCRD Status = "CustomResourceDefinition"
+	// MissingCRD: no CRD is known for the document's group and kind.
+	MissingCRD Status = "MissingCRD"
+)
+
+// Result is what the server does to one document.
+type Result struct {
+	Object  ObjectRef       `json:"object"`
+	Source  document.Source `json:"source"`
+	Status  Status          `json:"status"`
+	CRD     string          `json:"crd,omitempty"`
+	Changes []Change        `json:"changes"`
+	// Reformatted is set when the changes could not be applied to the YAML
+	// in place (e.g. a field reached through an alias): the document was
+	// written again from the stored object, without its comments.
+	Reformatted string `json:"reformatted,omitempty"`
+}
+
+// Ref returns the reference of a decoded object; fields of the wrong type are left empty.
+func Ref(obj map[string]interface{}) ObjectRef { return refOf(obj) }
+
+// Document computes what the server stores for the document and applies
+// the changes to its YAML, in place. An error is an *document.InputError: the
+// server would refuse the object.
+func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Result, error) {
+	ref := refOf(doc.Object)
+	res := &Result{Object: ref, Source: doc.Source, Changes: []Change{}}
+	if ref.APIVersion == "" || ref.Kind == "" {
+		return nil, &document.InputError{Source: doc.Source, Msg: "not a Kubernetes object: apiVersion and kind must be set"}
+	}
+	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, &document.InputError{Source: doc.Source, Msg: fmt.Sprintf("invalid apiVersion %q: %v", ref.APIVersion, err)}
+	}
+	if schema.IsCRD(ref.APIVersion, ref.Kind) {
+		res.Status = IsCRD
+		return res, nil
+	}
+	crd, ok := reg.Lookup(ref.APIVersion, ref.Kind)
+	if !ok {
+		res.Status = MissingCRD
+		return res, nil
+	}
+	res.Status, res.CRD = Checked, crd.Name()
+	s, err := crd.ServedSchema(gv.Version)
+	if err != nil {
+		return nil, &document.InputError{Source: doc.Source, Msg: err.Error()}
+	}
+	coerced, err := Coerce(doc.Object, s, crd.GroupKind(), crd.PreserveUnknownFields(), opts.Defaults)
+	if err != nil {
+		return nil, &document.InputError{Source: doc.Source, Msg: "the server would refuse this object: " + err.Error()}
+	}
+	res.Changes = Changes(doc.Object, coerced, s)
+	for i := range res.Changes {
+		ch := &res.Changes[i]
+		if ch.Action == Added {
+			ch.Line = doc.Line(ch.Segments[:len(ch.Segments)-1])
+		} else {
+			ch.Line = doc.Line(ch.Segments)
+		}
+	}
+	if len(res.Changes) == 0 {
+		return res, nil
+	}
+	edits := make([]document.Edit, len(res.Changes))
+	for i, ch := range res.Changes {
+		edits[i] = document.Edit{Path: ch.Segments, Remove: ch.Action == Removed, Value: ch.NewValue}
+	}
+	note, err := doc.Apply(edits, coerced.Object)
+	if err != nil {
+		return nil, err
+	}
+	res.Reformatted = note
+	return res, nil
+}
+
+func refOf(obj map[string]interface{}) ObjectRef {
+	str := func(m map[string]interface{}, k string) string {
+		s, _ := m[k].(string)
+		return s
+	}
+	ref := ObjectRef{APIVersion: str(obj, "apiVersion"), Kind: str(obj, "kind")}
+	if md, ok := obj["metadata"].(map[string]interface{}); ok {
+		ref.Namespace, ref.Name = str(md, "namespace"), str(md, "name")
+	}
+	return ref
+}
