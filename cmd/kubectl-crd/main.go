@@ -1,0 +1,15 @@
+// Command kubectl-crd is the kubectl plugin "kubectl crd".
+package main
+
+import (
+	"os"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/plugin"
+)
+
+func main() {
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	os.Exit(plugin.Run(streams, os.Args[1:]))
+}

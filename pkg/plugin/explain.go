@@ -1,0 +1,322 @@
+package plugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+)
+
+// ExplainStructuralOptions are the options of "kubectl crd explain-structural".
+type ExplainStructuralOptions struct {
+	Filenames []string
+	Recursive bool
+	Version   string
+	Output    string
+
+	genericiooptions.IOStreams
+}
+
+// NewCmdExplainStructural returns "kubectl crd explain-structural".
+func NewCmdExplainStructural(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ExplainStructuralOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "explain-structural -f FILE|DIR|- [-R] [--version V] [-o text|yaml|json]",
+		Short: "Tell whether CRD schemas are structural, and show the skeleton pruning sees",
+		Long: `Check every CustomResourceDefinition in the inputs the way the API server's NonStructuralSchema
+condition does: the violations are the server's own, with its field paths. Then show, per version,
+the skeleton the server prunes and defaults with (the schema without value validations): types,
+nullable, defaults and every x-kubernetes-* marker.
+` + exitCodesHelp,
+		Example: `  # Is this CRD structural? What does pruning see?
+  kubectl crd explain-structural -f examples/maintenance/crd.yaml
+
+  # Every CRD under a directory, as JSON for scripts
+  kubectl crd explain-structural -f crds/ -R -o json
+
+  # One version's skeleton schema as YAML, from stdin
+  cat crd.yaml | kubectl crd explain-structural -f - --version v1 -o yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "CRD files or directories to read, - for stdin (repeatable)")
+	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories given with -f recursively")
+	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text, yaml or json")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *ExplainStructuralOptions) Validate() error {
+	if len(o.Filenames) == 0 {
+		return usageErrorf("no input: give CRD files with -f FILE|DIR|-")
+	}
+	switch o.Output {
+	case "text", "yaml", "json":
+	default:
+		return usageErrorf("unknown output format %q: use text, yaml or json", o.Output)
+	}
+	return nil
+}
+
+// structuralReport is the -o json/yaml contract: fields are added, never renamed.
+type structuralReport struct {
+	CRDs []crdReport `json:"crds"`
+}
+
+type crdReport struct {
+	Name       string          `json:"name"`
+	Source     document.Source `json:"source"`
+	Structural bool            `json:"structural"`
+	Violations []violation     `json:"violations"`
+	Versions   []versionReport `json:"versions"`
+}
+
+type violation struct {
+	Field  string `json:"field"`
+	Type   string `json:"type"`
+	Detail string `json:"detail"`
+	// Message is the whole line as the server's condition message prints it.
+	Message string `json:"message"`
+}
+
+type versionReport struct {
+	Name     string      `json:"name"`
+	Served   bool        `json:"served"`
+	Storage  bool        `json:"storage"`
+	Skeleton interface{} `json:"skeleton"`
+
+	skeleton *structuralschema.Structural
+}
+
+// Run reads the inputs and prints the report.
+func (o *ExplainStructuralOptions) Run() error {
+	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
+	if err != nil {
+		return err
+	}
+	var report structuralReport
+	for _, d := range docs {
+		c, ok, err := crdOf(d)
+		if err != nil {
+			return inputError(err)
+		}
+		if !ok {
+			continue
+		}
+		r := crdReport{Name: c.CRD.Name(), Source: c.Source, Violations: []violation{}, Versions: []versionReport{}}
+		for _, e := range c.CRD.Violations() {
+			if o.Version != "" && !violationOfVersion(e.Field, c.CRD.Versions(), o.Version) {
+				continue
+			}
+			r.Violations = append(r.Violations, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
+		}
+		r.Structural = len(r.Violations) == 0
+		found := false
+		for _, v := range c.CRD.Object.Spec.Versions {
+			if o.Version != "" && v.Name != o.Version {
+				continue
+			}
+			found = true
+			vr := versionReport{Name: v.Name, Served: v.Served, Storage: v.Storage}
+			sk, err := c.CRD.Skeleton(v.Name)
+			if err == nil && sk != nil {
+				vr.skeleton = sk
+				vr.Skeleton = sk.ToKubeOpenAPI()
+			}
+			r.Versions = append(r.Versions, vr)
+		}
+		if !found {
+			return inputError(fmt.Errorf("%s: CustomResourceDefinition %s has no version %q (it has %s)", c.Source, c.CRD.Name(), o.Version, strings.Join(c.CRD.Versions(), ", ")))
+		}
+		report.CRDs = append(report.CRDs, r)
+	}
+	if len(report.CRDs) == 0 {
+		return inputError(fmt.Errorf("no CustomResourceDefinition found in %s", strings.Join(o.Filenames, ", ")))
+	}
+	switch o.Output {
+	case "json":
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	case "yaml":
+		b, err := sigsyaml.Marshal(report)
+		if err != nil {
+			return err
+		}
+		o.Out.Write(b)
+	default:
+		printStructuralText(o.Out, report)
+	}
+	for _, r := range report.CRDs {
+		if !r.Structural {
+			return errFindings
+		}
+	}
+	return nil
+}
+
+// violationOfVersion keeps CRD-wide violations and those of the version.
+func violationOfVersion(fieldPath string, versions []string, version string) bool {
+	if !strings.HasPrefix(fieldPath, "spec.versions[") {
+		return true
+	}
+	for i, v := range versions {
+		if v == version && strings.HasPrefix(fieldPath, fmt.Sprintf("spec.versions[%d]", i)) {
+			return true
+		}
+	}
+	return false
+}
+
+func printStructuralText(w io.Writer, report structuralReport) {
+	for i, r := range report.CRDs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		verdict := "structural"
+		if !r.Structural {
+			verdict = fmt.Sprintf("NOT structural (%d violations)", len(r.Violations))
+		}
+		fmt.Fprintf(w, "CustomResourceDefinition %s (%s): %s\n", r.Name, r.Source, verdict)
+		for _, v := range r.Violations {
+			fmt.Fprintf(w, "  %s\n", v.Message)
+		}
+		for _, v := range r.Versions {
+			fmt.Fprintf(w, "\nversion %s%s:\n", v.Name, versionFlags(v))
+			if v.skeleton == nil {
+				fmt.Fprintln(w, "  (no schema: nothing is pruned)")
+				continue
+			}
+			printTree(w, "  ", "<root>", v.skeleton)
+		}
+	}
+}
+
+func versionFlags(v versionReport) string {
+	var flags []string
+	if v.Served {
+		flags = append(flags, "served")
+	}
+	if v.Storage {
+		flags = append(flags, "storage")
+	}
+	if len(flags) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(flags, ", ") + ")"
+}
+
+// printTree prints the skeleton as a tree: a line per node with its type and
+// markers; children are properties, then additionalProperties ({}), then items ([]).
+func printTree(w io.Writer, indent, name string, s *structuralschema.Structural) {
+	fmt.Fprintf(w, "%s%s: %s\n", indent, name, describeNode(s))
+	type child struct {
+		name string
+		s    *structuralschema.Structural
+	}
+	var children []child
+	keys := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := s.Properties[k]
+		children = append(children, child{k, &p})
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+		children = append(children, child{"{*}", s.AdditionalProperties.Structural})
+	}
+	if s.Items != nil {
+		children = append(children, child{"[*]", s.Items})
+	}
+	rules := s.XValidations
+	for i, r := range rules {
+		last := i == len(rules)-1 && len(children) == 0
+		fmt.Fprintf(w, "%s%srule: %s", indent, branch(last), r.Rule)
+		if r.Message != "" {
+			fmt.Fprintf(w, "  # %s", r.Message)
+		}
+		fmt.Fprintln(w)
+	}
+	for i, c := range children {
+		last := i == len(children)-1
+		printSubtree(w, indent, c.name, c.s, last)
+	}
+}
+
+func branch(last bool) string {
+	if last {
+		return "└─ "
+	}
+	return "├─ "
+}
+
+func printSubtree(w io.Writer, indent, name string, s *structuralschema.Structural, last bool) {
+	cont := "│  "
+	if last {
+		cont = "   "
+	}
+	// Print this node's line with the branch, its children with continued indent.
+	fmt.Fprintf(w, "%s%s", indent, branch(last))
+	var sb strings.Builder
+	printTree(&sb, "", name, s)
+	lines := strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n")
+	fmt.Fprintln(w, lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(w, "%s%s%s\n", indent, cont, l)
+	}
+}
+
+func describeNode(s *structuralschema.Structural) string {
+	t := s.Type
+	if t == "" {
+		t = "<any>"
+	}
+	parts := []string{t}
+	if s.Nullable {
+		parts = append(parts, "nullable")
+	}
+	if s.Default.Object != nil {
+		b, _ := json.Marshal(s.Default.Object)
+		parts = append(parts, "default="+string(b))
+	}
+	if s.XPreserveUnknownFields {
+		parts = append(parts, "x-kubernetes-preserve-unknown-fields")
+	}
+	if s.XEmbeddedResource {
+		parts = append(parts, "x-kubernetes-embedded-resource")
+	}
+	if s.XIntOrString {
+		parts = append(parts, "x-kubernetes-int-or-string")
+	}
+	if s.XListType != nil {
+		parts = append(parts, "x-kubernetes-list-type="+*s.XListType)
+	}
+	if len(s.XListMapKeys) > 0 {
+		parts = append(parts, "x-kubernetes-list-map-keys="+strings.Join(s.XListMapKeys, ","))
+	}
+	if s.XMapType != nil {
+		parts = append(parts, "x-kubernetes-map-type="+*s.XMapType)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural == nil {
+		parts = append(parts, fmt.Sprintf("additionalProperties=%v", s.AdditionalProperties.Bool))
+	}
+	return strings.Join(parts, " ")
+}

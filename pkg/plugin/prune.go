@@ -1,0 +1,280 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// PruneOptions are the options of "kubectl crd prune".
+type PruneOptions struct {
+	Filenames   []string
+	Recursive   bool
+	CRDFiles    []string
+	Output      string
+	Report      string
+	Defaults    bool
+	FailOnPrune bool
+
+	genericiooptions.IOStreams
+}
+
+// NewCmdPrune returns "kubectl crd prune".
+func NewCmdPrune(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &PruneOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "prune -f FILE|DIR|- [-R] [--crd-file FILE|DIR]... [-o yaml|json] [--report FILE|-] [--defaults] [--fail-on-prune]",
+		Short: "Show what the API server stores: unknown fields pruned, with a report of every dropped field",
+		Long: `Run the API server's request-path coercion on custom resources: pruning of fields the schema does
+not specify, unknown metadata fields, nulls of non-nullable fields, metadata normalization and, with
+--defaults, the schema's defaults. Prints the objects as the server would store them; YAML keeps your
+comments, key order and formatting, minus the dropped fields. Every change is reported on stderr
+with its reason and source line.
+
+Schemas come from --crd-file and from CustomResourceDefinitions among the inputs (which pass through
+unchanged and override --crd-file). An object whose CRD is unknown passes through with a warning.
+` + exitCodesHelp,
+		Example: `  # What will the server drop from these objects?
+  kubectl crd prune --crd-file examples/maintenance/crd.yaml -f examples/maintenance/job.yaml
+
+  # The object the server stores, defaults included, as JSON
+  kubectl crd prune --crd-file crds/ -f cr.yaml --defaults -o json
+
+  # A CI gate: fail when anything would be dropped; a JSON report for the build log
+  kustomize build overlays/prod | kubectl crd prune --crd-file crds/ -R -f - --fail-on-prune --report report.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "files or directories with the objects, - for stdin (repeatable)")
+	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories recursively (for -f and --crd-file)")
+	cmd.Flags().StringSliceVar(&o.CRDFiles, "crd-file", nil, "CustomResourceDefinition files or directories (repeatable)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "output format: yaml (comments kept) or json (a List)")
+	cmd.Flags().StringVar(&o.Report, "report", "", "write a JSON report of every change to this file, - for stdout")
+	cmd.Flags().BoolVar(&o.Defaults, "defaults", false, "apply the schema's defaults as the server does (the output is what it stores)")
+	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *PruneOptions) Validate() error {
+	if len(o.Filenames) == 0 {
+		return usageErrorf("no input: give objects with -f FILE|DIR|-")
+	}
+	switch o.Output {
+	case "yaml", "json":
+	default:
+		return usageErrorf("unknown output format %q: use yaml or json", o.Output)
+	}
+	return nil
+}
+
+// pruneReport is the --report contract: fields are added, never renamed.
+type pruneReport struct {
+	Items []*prune.Result `json:"items"`
+}
+
+// Run reads schemas and objects, prunes, prints.
+func (o *PruneOptions) Run() error {
+	reg := schema.NewRegistry()
+	crdDocs, err := readInputs(o.CRDFiles, o.Recursive, o.In)
+	if err != nil {
+		return err
+	}
+	for _, d := range crdDocs {
+		c, ok, err := crdOf(d)
+		if err != nil {
+			return inputError(err)
+		}
+		if ok {
+			reg.Add(c.CRD)
+		}
+	}
+	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
+	if err != nil {
+		return err
+	}
+	// CRDs among the inputs are what is about to be applied: they win.
+	for _, d := range docs {
+		c, ok, err := crdOf(d)
+		if err != nil {
+			return inputError(err)
+		}
+		if ok {
+			reg.Add(c.CRD)
+		}
+	}
+
+	var (
+		results []*prune.Result
+		errs    []error
+		changed bool
+	)
+	for _, d := range docs {
+		res, err := prune.Document(d, reg, prune.Options{Defaults: o.Defaults})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		results = append(results, res)
+		o.warn(res)
+		if len(res.Changes) > 0 {
+			changed = true
+		}
+	}
+	if len(errs) > 0 {
+		// Nothing on stdout: a pipeline must not apply a half-checked stream.
+		for _, err := range errs[:len(errs)-1] {
+			fmt.Fprintf(o.ErrOut, "error: %v\n", err)
+		}
+		return inputError(errs[len(errs)-1])
+	}
+
+	if o.Report != "" {
+		if err := o.writeReport(results); err != nil {
+			return err
+		}
+	}
+	if o.Report != "-" {
+		if err := o.printObjects(docs); err != nil {
+			return err
+		}
+	}
+	if o.FailOnPrune && changed {
+		return errFindings
+	}
+	return nil
+}
+
+// warn prints a line per change, kubectl-style.
+func (o *PruneOptions) warn(res *prune.Result) {
+	switch res.Status {
+	case prune.MissingCRD:
+		if isBuiltinKind(res.Object.APIVersion) {
+			return
+		}
+		fmt.Fprintf(o.ErrOut, "Warning: %s: no CustomResourceDefinition for %s, kind %s: passed through unchanged (%s)\n",
+			res.Object, res.Object.APIVersion, res.Object.Kind, res.Source)
+		return
+	case prune.IsCRD:
+		return
+	}
+	for _, ch := range res.Changes {
+		src := document.Source{File: res.Source.File, Line: ch.Line}
+		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, describeChange(ch), src)
+	}
+	if res.Reformatted != "" {
+		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, res.Reformatted, res.Source)
+	}
+}
+
+func describeChange(ch prune.Change) string {
+	switch ch.Reason {
+	case prune.UnknownField:
+		return fmt.Sprintf("pruned unknown field %q", ch.Path)
+	case prune.UnknownMetadataField:
+		return fmt.Sprintf("dropped unknown metadata field %q", ch.Path)
+	case prune.NullNonNullable:
+		return fmt.Sprintf("dropped null value of non-nullable field %q", ch.Path)
+	case prune.Defaulted:
+		return fmt.Sprintf("defaulted %q to %s", ch.Path, jsonString(ch.NewValue))
+	default:
+		switch ch.Action {
+		case prune.Removed:
+			return fmt.Sprintf("metadata normalized: dropped %q (was %s)", ch.Path, jsonString(ch.Value))
+		case prune.Added:
+			return fmt.Sprintf("metadata normalized: added %q = %s", ch.Path, jsonString(ch.NewValue))
+		default:
+			return fmt.Sprintf("metadata normalized: %q %s -> %s", ch.Path, jsonString(ch.Value), jsonString(ch.NewValue))
+		}
+	}
+}
+
+func jsonString(v interface{}) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func (o *PruneOptions) writeReport(results []*prune.Result) error {
+	report := pruneReport{Items: results}
+	if report.Items == nil {
+		report.Items = []*prune.Result{}
+	}
+	b, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if o.Report == "-" {
+		_, err := o.Out.Write(b)
+		return err
+	}
+	return writeFileAtomic(o.Report, b)
+}
+
+func (o *PruneOptions) printObjects(docs []*document.Document) error {
+	if o.Output == "json" {
+		items := make([]interface{}, 0, len(docs))
+		for _, d := range docs {
+			obj, err := d.Reparse()
+			if err != nil {
+				return err
+			}
+			items = append(items, obj)
+		}
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items})
+	}
+	var buf bytes.Buffer
+	for i, d := range docs {
+		b, err := d.Encode()
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		buf.Write(b)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			buf.WriteByte('\n')
+		}
+	}
+	_, err := io.Copy(o.Out, &buf)
+	return err
+}
+
+// writeFileAtomic writes through a temporary file in the same directory and
+// renames it, so a reader never sees a half-written file.
+func writeFileAtomic(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), ".kubectl-crd-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
+}
