@@ -106,6 +106,9 @@ func crdOf(d *document.Document) (*loadedCRD, bool, error) {
 	if !schema.IsCRD(apiVersion, kind) {
 		return nil, false, nil
 	}
+	if apiVersion != "apiextensions.k8s.io/v1" && apiVersion != "apiextensions.k8s.io/v1beta1" {
+		return nil, true, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)}
+	}
 	js, err := d.JSON()
 	if err != nil {
 		return nil, true, &document.InputError{Source: d.Source, Msg: err.Error()}
@@ -113,6 +116,14 @@ func crdOf(d *document.Document) (*loadedCRD, bool, error) {
 	obj, err := schema.DecodeCRD(js)
 	if err != nil {
 		return nil, true, &document.InputError{Source: d.Source, Msg: "invalid CustomResourceDefinition: " + err.Error()}
+	}
+	if apiVersion == "apiextensions.k8s.io/v1" {
+		// The server refuses a v1 CRD with a version without schema.
+		for _, v := range obj.Spec.Versions {
+			if !schema.HasSchema(&v) {
+				return nil, true, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("CustomResourceDefinition %s, version %s: no schema: apiextensions.k8s.io/v1 requires spec.versions[*].schema.openAPIV3Schema, and the API server refuses this CRD", obj.Name, v.Name)}
+			}
+		}
 	}
 	return &loadedCRD{CRD: schema.NewCRD(obj), Source: d.Source}, true, nil
 }

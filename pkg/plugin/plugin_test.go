@@ -1,0 +1,261 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
+	code := Run(streams, args)
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+const (
+	exampleCRD = "../../examples/maintenance/crd.yaml"
+	exampleJob = "../../examples/maintenance/job.yaml"
+)
+
+// deleteLines returns text without the given 1-based lines.
+func deleteLines(text string, lines ...int) string {
+	drop := map[int]bool{}
+	for _, l := range lines {
+		drop[l] = true
+	}
+	var out []string
+	for i, l := range strings.SplitAfter(text, "\n") {
+		if !drop[i+1] {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+func TestPruneExample(t *testing.T) {
+	in, err := os.ReadFile(exampleJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "prune", "--crd-file", exampleCRD, "-f", exampleJob)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	// Lines 8-10: the typo'd metadata field with its comment; line 17: spec.privileged.
+	if diff := cmp.Diff(deleteLines(string(in), 8, 9, 10, 17), r.stdout); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	wantErr := `Warning: MaintenanceNightlyJob ops/backdoor-check: dropped unknown metadata field "metadata.lables" (../../examples/maintenance/job.yaml:9)
+Warning: MaintenanceNightlyJob ops/backdoor-check: pruned unknown field "spec.privileged" (../../examples/maintenance/job.yaml:17)
+`
+	if diff := cmp.Diff(wantErr, r.stderr); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+
+	r = run(t, "", "prune", "--crd-file", exampleCRD, "-f", exampleJob, "--fail-on-prune")
+	if r.code != 1 {
+		t.Errorf("--fail-on-prune: exit %d, want 1", r.code)
+	}
+}
+
+func TestPruneDefaultsAndReport(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "report.json")
+	r := run(t, "", "prune", "--crd-file", exampleCRD, "-f", exampleJob, "--defaults", "--report", report)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "  command: logrotate /etc/logrotate.conf # daily rotation\n  machines:\n  - az1-worker1\n  schedule: 0 3 * * *\n") {
+		t.Errorf("default not added after the last field of spec:\n%s", r.stdout)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Items []struct {
+			Object  map[string]string `json:"object"`
+			Source  map[string]any    `json:"source"`
+			Changes []struct {
+				Path     string `json:"path"`
+				Segments []any  `json:"segments"`
+				Reason   string `json:"reason"`
+				Value    any    `json:"value"`
+				NewValue any    `json:"newValue"`
+				Line     int    `json:"line"`
+			} `json:"changes"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, b)
+	}
+	if len(got.Items) != 2 {
+		t.Fatalf("want 2 items, got %d", len(got.Items))
+	}
+	first := got.Items[0]
+	if diff := cmp.Diff(map[string]string{"apiVersion": "operations.example.com/v1", "kind": "MaintenanceNightlyJob", "namespace": "ops", "name": "backdoor-check"}, first.Object); diff != "" {
+		t.Errorf("object (-want +got):\n%s", diff)
+	}
+	if first.Source["file"] != exampleJob || first.Source["line"] != float64(3) {
+		t.Errorf("source = %v", first.Source)
+	}
+	var summary []string
+	for _, c := range first.Changes {
+		summary = append(summary, strings.Join([]string{c.Path, c.Reason, jsonString(c.Segments), jsonString(c.Value), jsonString(c.NewValue)}, " "))
+	}
+	want := []string{
+		`metadata.lables UnknownMetadataField ["metadata","lables"] {"team":"ops"} null`,
+		`spec.privileged UnknownField ["spec","privileged"] true null`,
+		`spec.schedule Defaulted ["spec","schedule"] null "0 3 * * *"`,
+	}
+	if diff := cmp.Diff(want, summary); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+}
+
+func TestPruneStdinAndJSON(t *testing.T) {
+	job, _ := os.ReadFile(exampleJob)
+	r := run(t, string(job), "prune", "--crd-file", exampleCRD, "-f", "-", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var list struct {
+		Kind  string           `json:"kind"`
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.Kind != "List" || len(list.Items) != 2 {
+		t.Fatalf("got %s", r.stdout)
+	}
+	spec := list.Items[0]["spec"].(map[string]any)
+	if _, ok := spec["privileged"]; ok {
+		t.Errorf("privileged not pruned: %v", spec)
+	}
+	if !strings.Contains(r.stderr, `pruned unknown field "spec.privileged" (-:17)`) {
+		t.Errorf("stderr does not name stdin and the line:\n%s", r.stderr)
+	}
+}
+
+func TestPruneCRDsAmongInputsPassThrough(t *testing.T) {
+	crd, _ := os.ReadFile(exampleCRD)
+	job, _ := os.ReadFile(exampleJob)
+	r := run(t, string(crd)+"---\n"+string(job), "prune", "-f", "-")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, string(crd)+"---\n") {
+		t.Errorf("the CRD did not pass through unchanged:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, `"spec.privileged"`) {
+		t.Errorf("the CRD among the inputs was not used as schema:\n%s", r.stderr)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		{"malformed YAML", []string{"prune", "-f", "testdata/bad/malformed.yaml"}, 2, "testdata/bad/malformed.yaml:5: invalid YAML: "},
+		{"not an object", []string{"prune", "-f", "testdata/bad/list.yaml"}, 2, "testdata/bad/list.yaml:1: expected an object (a Kubernetes resource), got a list"},
+		{"CRD without schema", []string{"prune", "--crd-file", "testdata/bad/noschema-crd.yaml", "-f", exampleJob}, 2, "testdata/bad/noschema-crd.yaml:1: CustomResourceDefinition foos.example.com, version v1: no schema"},
+		{"unknown CRD apiVersion", []string{"explain-structural", "-f", "testdata/bad/unknown-apiversion-crd.yaml"}, 2, `testdata/bad/unknown-apiversion-crd.yaml:1: unsupported apiVersion "apiextensions.k8s.io/v2"`},
+		{"version the CRD lacks", []string{"prune", "--crd-file", "testdata/nonstructural/crd.yaml", "-f", "testdata/bad/unknown-version.yaml"}, 2, `testdata/bad/unknown-version.yaml:1: CustomResourceDefinition foos.example.com has no version "v9"`},
+		{"metadata the server refuses", []string{"prune", "--crd-file", "testdata/nonstructural/crd.yaml", "-f", "testdata/bad/bad-metadata.yaml"}, 2, "testdata/bad/bad-metadata.yaml:1: the server would refuse this object: metadata: "},
+		{"missing file", []string{"prune", "-f", "testdata/none.yaml"}, 2, `the path "testdata/none.yaml" does not exist`},
+		{"no -f", []string{"prune"}, 2, "no input"},
+		{"unknown flag", []string{"prune", "--bogus"}, 2, "unknown flag: --bogus"},
+		{"bad output", []string{"prune", "-f", exampleJob, "-o", "xml"}, 2, `unknown output format "xml"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, "", tc.args...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tc.err) {
+				t.Errorf("stderr does not contain %q:\n%s", tc.err, r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout not empty on error:\n%s", r.stdout)
+			}
+			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") {
+				t.Errorf("stack trace on stderr:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestMissingCRDWarns(t *testing.T) {
+	r := run(t, "", "prune", "-f", "testdata/bad/missing-crd.yaml")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := "Warning: Bar x: no CustomResourceDefinition for nowhere.example.com/v1, kind Bar: passed through unchanged (testdata/bad/missing-crd.yaml:1)\n"
+	if r.stderr != want {
+		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+	in, _ := os.ReadFile("testdata/bad/missing-crd.yaml")
+	if r.stdout != string(in) {
+		t.Errorf("not passed through unchanged:\n%s", r.stdout)
+	}
+}
+
+func TestExplainStructural(t *testing.T) {
+	r := run(t, "", "explain-structural", "-f", exampleCRD)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"CustomResourceDefinition maintenancenightlyjobs.operations.example.com (../../examples/maintenance/crd.yaml:3): structural\n",
+		"     ├─ machines: array\n     │  └─ [*]: string\n",
+		`     ├─ schedule: string default="0 3 * * *"`,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	r = run(t, "", "explain-structural", "-f", "testdata/nonstructural/crd.yaml", "-o", "json")
+	if r.code != 1 {
+		t.Fatalf("non-structural: exit %d, want 1: %s", r.code, r.stderr)
+	}
+	var got struct {
+		CRDs []struct {
+			Name       string `json:"name"`
+			Structural bool   `json:"structural"`
+			Violations []struct {
+				Field, Type, Detail string
+			} `json:"violations"`
+			Versions []map[string]any `json:"versions"`
+		} `json:"crds"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.CRDs) != 1 || got.CRDs[0].Name != "foos.example.com" || got.CRDs[0].Structural {
+		t.Fatalf("got %s", r.stdout)
+	}
+	v := got.CRDs[0].Violations
+	if len(v) != 1 || v[0].Field != "spec.versions[0].schema.openAPIV3Schema.properties[foo].type" || v[0].Type != "Required value" || v[0].Detail != "must not be empty for specified object fields" {
+		t.Errorf("violations = %+v", v)
+	}
+	if len(got.CRDs[0].Versions) != 1 || got.CRDs[0].Versions[0]["name"] != "v1" {
+		t.Errorf("versions = %v", got.CRDs[0].Versions)
+	}
+}
