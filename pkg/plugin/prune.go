@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -164,6 +165,10 @@ func (o *PruneOptions) Run() error {
 func (o *PruneOptions) warn(res *prune.Result) {
 	switch res.Status {
 	case prune.MissingCRD:
+		if strings.HasSuffix(res.Object.Kind, "List") {
+			fmt.Fprintf(o.ErrOut, "Warning: %s: the items of a %s are not checked yet: passed through unchanged (%s)\n", res.Object, res.Object.Kind, res.Source)
+			return
+		}
 		if isBuiltinKind(res.Object.APIVersion) {
 			return
 		}
