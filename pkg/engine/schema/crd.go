@@ -42,15 +42,24 @@ func IsCRD(apiVersion, kind string) bool {
 // and spec.preserveUnknownFields defaults to true, exactly as when the server
 // stores a v1beta1 CRD and serves it as v1.
 func DecodeCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
-	decoder := codecs.UniversalDecoder(apiextensionsv1.SchemeGroupVersion)
+	// Decode to the internal version (defaulted as its own version), then
+	// convert and default as v1: the path a stored v1beta1 CRD takes when
+	// it is served as v1.
+	decoder := codecs.UniversalDecoder(apiextensionsinternal.SchemeGroupVersion)
 	obj, gvk, err := decoder.Decode(data, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	internal, ok := obj.(*apiextensionsinternal.CustomResourceDefinition)
 	if !ok {
 		return nil, fmt.Errorf("expected a CustomResourceDefinition, got %v", gvk)
 	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := scheme.Convert(internal, crd, nil); err != nil {
+		return nil, err
+	}
+	scheme.Default(crd)
+	crd.APIVersion, crd.Kind = apiextensionsv1.SchemeGroupVersion.String(), "CustomResourceDefinition"
 	return crd, nil
 }
 
@@ -70,6 +79,8 @@ type CRD struct {
 	// convertErr holds versions whose schema cannot be represented as a
 	// structural schema at all (unsupported fields).
 	convertErr map[string]error
+	// servedErr holds versions the custom resource handler could not serve.
+	servedErr map[string]error
 }
 
 // NewCRD converts the schemas of every version of crd once.
@@ -79,6 +90,7 @@ func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
 		served:     map[string]*structuralschema.Structural{},
 		raw:        map[string]*structuralschema.Structural{},
 		convertErr: map[string]error{},
+		servedErr:  map[string]error{},
 	}
 	for _, v := range crd.Spec.Versions {
 		s, err := structuralFromV1(v.Schema)
@@ -91,7 +103,7 @@ func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
 			// As the custom resource handler does: defaults are pruned in a copy.
 			s = s.DeepCopy()
 			if err := structuraldefaulting.PruneDefaults(s); err != nil {
-				c.convertErr[v.Name] = err
+				c.servedErr[v.Name] = err
 				continue
 			}
 		}
@@ -152,6 +164,9 @@ func (c *CRD) ServedSchema(version string) (*structuralschema.Structural, error)
 		return nil, fmt.Errorf("version %q of CustomResourceDefinition %s is not served", version, c.Name())
 	}
 	if err := c.convertErr[version]; err != nil && !c.PreserveUnknownFields() {
+		return nil, fmt.Errorf("the schema of version %q of CustomResourceDefinition %s cannot be used by the server: %v", version, c.Name(), err)
+	}
+	if err := c.servedErr[version]; err != nil {
 		return nil, fmt.Errorf("the schema of version %q of CustomResourceDefinition %s cannot be used by the server: %v", version, c.Name(), err)
 	}
 	return c.served[version], nil

@@ -25,10 +25,10 @@ func (c *CRD) Violations() field.ErrorList {
 		}
 		pth := field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema")
 		if err := c.convertErr[v.Name]; err != nil {
-			// The controller stops at the first version it cannot convert and
-			// reports it as a StructuralError; this is that message.
-			errs = append(errs, field.InternalError(pth, fmt.Errorf("failed to check validation schema for version %s: %v", v.Name, err)))
-			continue
+			// The controller stops at the first version it cannot convert:
+			// its condition then carries only this message (reason
+			// StructuralError).
+			return field.ErrorList{field.InternalError(pth, fmt.Errorf("failed to check validation schema for version %s: %v", v.Name, err))}
 		}
 		errs = append(errs, structuralschema.ValidateStructural(pth, c.raw[v.Name])...)
 	}
