@@ -73,8 +73,22 @@ func Read(r io.Reader, file string) ([]*Document, error) {
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		return readJSONStream(data, file)
+		// Like kubectl's YAMLOrJSONDecoder: a stream that starts with "{" is
+		// JSON, unless it does not parse as JSON; then it is read as YAML
+		// (flow style), whose errors carry the right line.
+		docs, err, atFirst := readJSONStream(data, file)
+		if err == nil || !atFirst {
+			return docs, err
+		}
+		if ydocs, yerr := readYAML(data, file); yerr == nil {
+			return ydocs, nil
+		}
+		return nil, err
 	}
+	return readYAML(data, file)
+}
+
+func readYAML(data []byte, file string) ([]*Document, error) {
 	chunks, err := split(data, file)
 	if err != nil {
 		return nil, err
@@ -210,28 +224,37 @@ func describe(v interface{}) string {
 
 // readJSONStream reads one or more concatenated JSON objects, as kubectl does
 // for input that starts with "{".
-func readJSONStream(data []byte, file string) ([]*Document, error) {
+// atFirst is true when the first value is not JSON at all.
+func readJSONStream(data []byte, file string) (docs []*Document, err error, atFirst bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	var docs []*Document
 	for {
+		consumed := dec.InputOffset()
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
-			return docs, nil
+			return docs, nil, false
 		}
-		line := 1 + bytes.Count(data[:dec.InputOffset()], []byte("\n"))
 		if err != nil {
-			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}
+			at := dec.InputOffset()
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				at = consumed + se.Offset
+			}
+			if at > int64(len(data)) {
+				at = int64(len(data))
+			}
+			line := 1 + bytes.Count(data[:at], []byte("\n"))
+			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}, len(docs) == 0
 		}
 		start := int(dec.InputOffset()) - len(raw)
-		line = 1 + bytes.Count(data[:start], []byte("\n"))
+		line := 1 + bytes.Count(data[:start], []byte("\n"))
 		obj, err := decodeObject(raw)
 		if err != nil {
-			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: err.Error()}
+			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: err.Error()}, false
 		}
 		var node kyaml.Node
 		if err := kyaml.NewDecoder(bytes.NewReader(raw)).Decode(&node); err != nil {
-			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}
+			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}, false
 		}
 		docs = append(docs, &Document{
 			Source:    Source{File: file, Line: line},

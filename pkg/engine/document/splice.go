@@ -94,7 +94,47 @@ func (d *Document) splice(edits []Edit) ([]byte, error) {
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
 	}
+	// Generated lines take the file's line ending; a last line without one
+	// gets it, so that lines can be moved and added after it.
+	eol := "\n"
+	if len(lines) > 0 && strings.HasSuffix(lines[0], "\r\n") {
+		eol = "\r\n"
+	}
+	if n := len(lines); n > 0 && !strings.HasSuffix(lines[n-1], "\n") {
+		lines[n-1] += eol
+	}
 	var tes []textEdit
+	// A block mapping whose every entry goes must read back as {}, not null:
+	// its key's line gets "{}" after the colon.
+	removed := map[*kyaml.Node]int{}
+	for _, e := range edits {
+		if e.Remove {
+			if _, _, mapping, err := d.entry(e.Path); err == nil {
+				removed[mapping]++
+			}
+		}
+	}
+	for _, e := range edits {
+		if !e.Remove || len(e.Path) < 2 || e.Path[len(e.Path)-2].IsIndex {
+			continue
+		}
+		_, _, mapping, err := d.entry(e.Path)
+		if err != nil || removed[mapping] != len(mapping.Content)/2 {
+			continue
+		}
+		removed[mapping] = -1 // once per mapping
+		pkey, _, _, err := d.entry(e.Path[:len(e.Path)-1])
+		if err != nil {
+			return nil, err
+		}
+		k, col := pkey.Line-1, pkey.Column-1
+		i := strings.Index(lines[k][col:], ":")
+		if i < 0 {
+			return nil, fmt.Errorf("%s: unexpected layout", e.Path)
+		}
+		at := col + i + 1
+		tes = append(tes, textEdit{from: k, to: k + 1, repl: []string{lines[k][:at] + " {}" + lines[k][at:]}, order: -1})
+	}
 	for i, e := range edits {
 		te, err := d.textEditFor(lines, e)
 		if err != nil {
@@ -117,6 +157,13 @@ func (d *Document) splice(edits []Edit) ([]byte, error) {
 		}
 	}
 	for _, te := range tes {
+		if eol != "\n" {
+			for i, l := range te.repl {
+				if !strings.HasSuffix(l, eol) {
+					te.repl[i] = strings.TrimSuffix(l, "\n") + eol
+				}
+			}
+		}
 		out := append([]string{}, lines[:te.from]...)
 		out = append(out, te.repl...)
 		lines = append(out, lines[te.to:]...)
@@ -242,9 +289,6 @@ func (d *Document) textInsert(lines []string, e Edit) (textEdit, error) {
 	repl, err := encodeEntry(e.Path[len(e.Path)-1].Key, e.Value, col, "")
 	if err != nil {
 		return textEdit{}, err
-	}
-	if !strings.HasSuffix(lines[end], "\n") {
-		repl[0] = "\n" + repl[0]
 	}
 	return textEdit{from: end + 1, to: end + 1, repl: repl}, nil
 }
