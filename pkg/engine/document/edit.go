@@ -103,7 +103,7 @@ func (d *Document) Set(p fieldpath.Path, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	value, _, parent, viaAlias, err := d.locate(p)
+	value, _, _, viaAlias, err := d.locate(p)
 	if err == nil {
 		if viaAlias {
 			return fmt.Errorf("%s: the field is reached through a YAML alias; edit the anchor instead", p)
@@ -122,7 +122,6 @@ func (d *Document) Set(p fieldpath.Path, v interface{}) error {
 	if perr != nil {
 		return perr
 	}
-	_ = parent
 	if viaAlias {
 		return fmt.Errorf("%s: the field is reached through a YAML alias; edit the anchor instead", p)
 	}
