@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	_ "k8s.io/client-go/plugin/pkg/client/auth" // kubeconfig auth providers (oidc), as kubectl has them
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin"
 )

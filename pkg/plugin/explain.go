@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,35 +9,52 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
 // ExplainStructuralOptions are the options of "kubectl crd explain-structural".
 type ExplainStructuralOptions struct {
+	Names     []string
+	All       bool
 	Filenames []string
 	Recursive bool
 	Version   string
 	Output    string
 
+	cluster *cluster
 	genericiooptions.IOStreams
 }
 
 // NewCmdExplainStructural returns "kubectl crd explain-structural".
-func NewCmdExplainStructural(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ExplainStructuralOptions{IOStreams: streams}
+func NewCmdExplainStructural(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ExplainStructuralOptions{IOStreams: streams, cluster: newCluster(configFlags)}
 	cmd := &cobra.Command{
-		Use:   "explain-structural -f FILE|DIR|- [-R] [--version V] [-o text|yaml|json]",
+		Use:   "explain-structural (NAME... | --all | -f FILE|DIR|- [-R]) [--version V] [-o text|yaml|json]",
 		Short: "Tell whether CRD schemas are structural, and show the skeleton pruning sees",
 		Long: `Check every CustomResourceDefinition in the inputs the way the API server's NonStructuralSchema
 condition does: the violations are the server's own, with its field paths. Then show, per version,
 the skeleton the server prunes and defaults with (the schema without value validations): types,
 nullable, defaults and every x-kubernetes-* marker.
+
+CRDs are read from the cluster of your kubeconfig by NAME (the CRD's name, or its plural, singular,
+kind or a short name, optionally with .group), all of them with --all, or from files with -f.
+For a CRD from the cluster, the server's own NonStructuralSchema condition is shown too: legacy
+CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
 ` + exitCodesHelp,
-		Example: `  # Is this CRD structural? What does pruning see?
+		Example: `  # Is this CRD of the cluster structural? What does pruning see?
+  kubectl crd explain-structural certificates.cert-manager.io
+
+  # Every CRD of the cluster: exit 1 if any is not structural
+  kubectl crd explain-structural --all --context prod -o json
+
+  # A CRD file, before you apply it
   kubectl crd explain-structural -f examples/maintenance/crd.yaml
 
   # Every CRD under a directory, as JSON for scripts
@@ -44,14 +62,15 @@ nullable, defaults and every x-kubernetes-* marker.
 
   # One version's skeleton schema as YAML, from stdin
   cat crd.yaml | kubectl crd explain-structural -f - --version v1 -o yaml`,
-		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Names = args
 			if err := o.Validate(); err != nil {
 				return err
 			}
 			return o.Run()
 		},
 	}
+	cmd.Flags().BoolVar(&o.All, "all", false, "every CustomResourceDefinition of the cluster")
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "CRD files or directories to read, - for stdin (repeatable)")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories given with -f recursively")
 	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
@@ -61,8 +80,11 @@ nullable, defaults and every x-kubernetes-* marker.
 
 // Validate checks the flags.
 func (o *ExplainStructuralOptions) Validate() error {
-	if len(o.Filenames) == 0 {
-		return usageErrorf("no input: give CRD files with -f FILE|DIR|-")
+	if len(o.Filenames) == 0 && len(o.Names) == 0 && !o.All {
+		return usageErrorf("no input: name CRDs of the cluster, pass --all, or give CRD files with -f FILE|DIR|-")
+	}
+	if o.All && len(o.Names) > 0 {
+		return usageErrorf("--all and CRD names exclude each other")
 	}
 	switch o.Output {
 	case "text", "yaml", "json":
@@ -78,11 +100,22 @@ type structuralReport struct {
 }
 
 type crdReport struct {
-	Name       string          `json:"name"`
-	Source     document.Source `json:"source"`
-	Structural bool            `json:"structural"`
-	Violations []violation     `json:"violations"`
-	Versions   []versionReport `json:"versions"`
+	Name string `json:"name"`
+	// Source is the file of a CRD read from a file; Cluster names the cluster of a live one.
+	Source     *document.Source `json:"source,omitempty"`
+	Cluster    string           `json:"cluster,omitempty"`
+	Structural bool             `json:"structural"`
+	Violations []violation      `json:"violations"`
+	// ServerCondition is the cluster's NonStructuralSchema condition, when it has set one.
+	ServerCondition *serverCondition `json:"serverCondition,omitempty"`
+	Versions        []versionReport  `json:"versions"`
+}
+
+type serverCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
 
 type violation struct {
@@ -104,11 +137,11 @@ type versionReport struct {
 
 // Run reads the inputs and prints the report.
 func (o *ExplainStructuralOptions) Run() error {
+	var report structuralReport
 	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
 	if err != nil {
 		return err
 	}
-	var report structuralReport
 	for _, d := range docs {
 		c, ok, err := crdOf(d)
 		if err != nil {
@@ -117,36 +150,51 @@ func (o *ExplainStructuralOptions) Run() error {
 		if !ok {
 			continue
 		}
-		r := crdReport{Name: c.CRD.Name(), Source: c.Source, Violations: []violation{}, Versions: []versionReport{}}
-		for _, e := range c.CRD.Violations() {
-			if o.Version != "" && !violationOfVersion(e.Field, c.CRD.Versions(), o.Version) {
-				continue
-			}
-			r.Violations = append(r.Violations, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
+		src := c.Source
+		r, err := o.explain(c.CRD)
+		if err != nil {
+			return inputError(fmt.Errorf("%s: %w", c.Source, err))
 		}
-		r.Structural = len(r.Violations) == 0
-		found := false
-		for _, v := range c.CRD.Object.Spec.Versions {
-			if o.Version != "" && v.Name != o.Version {
-				continue
-			}
-			found = true
-			vr := versionReport{Name: v.Name, Served: v.Served, Storage: v.Storage}
-			sk, err := c.CRD.Skeleton(v.Name)
-			if err == nil && sk != nil {
-				vr.skeleton = sk
-				vr.Skeleton = sk.ToKubeOpenAPI()
-			}
-			r.Versions = append(r.Versions, vr)
+		r.Source = &src
+		report.CRDs = append(report.CRDs, r)
+	}
+	if len(o.Filenames) > 0 && len(report.CRDs) == 0 {
+		return inputError(fmt.Errorf("no CustomResourceDefinition found in %s", strings.Join(o.Filenames, ", ")))
+	}
+
+	var live []*liveCRD
+	ctx := context.Background()
+	if o.All {
+		if live, err = o.cluster.CRDs(ctx); err != nil {
+			return err
 		}
-		if !found {
-			return inputError(fmt.Errorf("%s: CustomResourceDefinition %s has no version %q (it has %s)", c.Source, c.CRD.Name(), o.Version, strings.Join(c.CRD.Versions(), ", ")))
+		live = append([]*liveCRD(nil), live...)
+		sort.Slice(live, func(i, j int) bool { return live[i].Object.Name < live[j].Object.Name })
+		if len(live) == 0 {
+			fmt.Fprintf(o.ErrOut, "No CustomResourceDefinitions on %s.\n", o.cluster.where())
+		}
+	}
+	for _, name := range o.Names {
+		l, err := o.cluster.Find(ctx, name)
+		if err != nil {
+			return err
+		}
+		live = append(live, l)
+	}
+	for _, l := range live {
+		r, err := o.explain(l.CRD())
+		if err != nil {
+			return inputError(fmt.Errorf("CustomResourceDefinition %s on %s: %w", l.Object.Name, o.cluster.where(), err))
+		}
+		r.Cluster = o.cluster.where()
+		for _, c := range l.Object.Status.Conditions {
+			if c.Type == apiextensionsv1.NonStructuralSchema {
+				r.ServerCondition = &serverCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+			}
 		}
 		report.CRDs = append(report.CRDs, r)
 	}
-	if len(report.CRDs) == 0 {
-		return inputError(fmt.Errorf("no CustomResourceDefinition found in %s", strings.Join(o.Filenames, ", ")))
-	}
+
 	switch o.Output {
 	case "json":
 		enc := json.NewEncoder(o.Out)
@@ -171,6 +219,36 @@ func (o *ExplainStructuralOptions) Run() error {
 	return nil
 }
 
+// explain checks one CRD; the error is a --version it lacks.
+func (o *ExplainStructuralOptions) explain(c *schema.CRD) (crdReport, error) {
+	r := crdReport{Name: c.Name(), Violations: []violation{}, Versions: []versionReport{}}
+	for _, e := range c.Violations() {
+		if o.Version != "" && !violationOfVersion(e.Field, c.Versions(), o.Version) {
+			continue
+		}
+		r.Violations = append(r.Violations, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
+	}
+	r.Structural = len(r.Violations) == 0
+	found := false
+	for _, v := range c.Object.Spec.Versions {
+		if o.Version != "" && v.Name != o.Version {
+			continue
+		}
+		found = true
+		vr := versionReport{Name: v.Name, Served: v.Served, Storage: v.Storage}
+		sk, err := c.Skeleton(v.Name)
+		if err == nil && sk != nil {
+			vr.skeleton = sk
+			vr.Skeleton = sk.ToKubeOpenAPI()
+		}
+		r.Versions = append(r.Versions, vr)
+	}
+	if !found {
+		return r, fmt.Errorf("CustomResourceDefinition %s has no version %q (it has %s)", c.Name(), o.Version, strings.Join(c.Versions(), ", "))
+	}
+	return r, nil
+}
+
 // violationOfVersion keeps CRD-wide violations and those of the version.
 func violationOfVersion(fieldPath string, versions []string, version string) bool {
 	if !strings.HasPrefix(fieldPath, "spec.versions[") {
@@ -193,9 +271,16 @@ func printStructuralText(w io.Writer, report structuralReport) {
 		if !r.Structural {
 			verdict = fmt.Sprintf("NOT structural (%d violations)", len(r.Violations))
 		}
-		fmt.Fprintf(w, "CustomResourceDefinition %s (%s): %s\n", r.Name, r.Source, verdict)
+		where := r.Cluster
+		if r.Source != nil {
+			where = r.Source.String()
+		}
+		fmt.Fprintf(w, "CustomResourceDefinition %s (%s): %s\n", r.Name, where, verdict)
 		for _, v := range r.Violations {
 			fmt.Fprintf(w, "  %s\n", v.Message)
+		}
+		if c := r.ServerCondition; c != nil {
+			fmt.Fprintf(w, "  server condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
 		for _, v := range r.Versions {
 			fmt.Fprintf(w, "\nversion %s%s:\n", v.Name, versionFlags(v))

@@ -202,7 +202,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestMissingCRDWarns(t *testing.T) {
-	r := run(t, "", "prune", "-f", "testdata/bad/missing-crd.yaml")
+	r := run(t, "", "prune", "--offline", "-f", "testdata/bad/missing-crd.yaml")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -257,5 +257,81 @@ func TestExplainStructural(t *testing.T) {
 	}
 	if len(got.CRDs[0].Versions) != 1 || got.CRDs[0].Versions[0]["name"] != "v1" {
 		t.Errorf("versions = %v", got.CRDs[0].Versions)
+	}
+}
+
+// writeKubeconfig writes a kubeconfig whose one context points at server.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "` + server + `"}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: ctx
+  context: {cluster: c, user: u, namespace: team-a}
+current-context: ctx
+`
+	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Objects whose kind is in no file need the cluster; without one, or when
+// it is unreachable, the command says so and exits 3 with nothing on stdout.
+func TestClusterErrors(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := writeKubeconfig(t, "https://127.0.0.1:1")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no kubeconfig", []string{"--kubeconfig", empty, "prune", "-f", "testdata/bad/missing-crd.yaml"},
+			"error: no cluster configured: the kubeconfig has no cluster (set KUBECONFIG or --kubeconfig); to work without a cluster, pass --offline and give the CRDs with --crd-file\n"},
+		{"unreachable", []string{"--kubeconfig", unreachable, "prune", "-f", "testdata/bad/missing-crd.yaml"},
+			"error: listing CustomResourceDefinitions: cannot reach the API server at https://127.0.0.1:1 (context \"ctx\"): dial tcp 127.0.0.1:1: connect: connection refused; to work without a cluster, pass --offline and give the CRDs with --crd-file\n"},
+		{"unreachable, explain", []string{"--kubeconfig", unreachable, "explain-structural", "--all"},
+			"error: listing CustomResourceDefinitions: cannot reach the API server at https://127.0.0.1:1 (context \"ctx\"): dial tcp 127.0.0.1:1: connect: connection refused; to work without a cluster, pass --offline and give the CRDs with --crd-file\n"},
+		{"unknown context", []string{"--kubeconfig", unreachable, "--context", "nope", "explain-structural", "foos"},
+			"error: kubeconfig: context \"nope\" does not exist\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, "", tc.args...)
+			if r.code != ExitInternal || r.stdout != "" || r.stderr != tc.want {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 3, stderr:\n%s", r.code, r.stdout, r.stderr, tc.want)
+			}
+		})
+	}
+}
+
+// A file that covers every object's kind needs no cluster, even when the
+// kubeconfig's cluster is unreachable; -n names the namespace of objects
+// without one, and an object of another namespace is refused as kubectl does.
+func TestFilesNeedNoCluster(t *testing.T) {
+	kc := writeKubeconfig(t, "https://127.0.0.1:1")
+	obj := "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata: {name: x}\nspec: {extra: 1}\n"
+	r := run(t, obj, "--kubeconfig", kc, "prune", "--crd-file", exampleCRD, "-f", "-")
+	if want := "Warning: MaintenanceNightlyJob team-a/x: pruned unknown field \"spec.extra\" (-:4)\n"; r.code != 0 || r.stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
+	}
+	r = run(t, obj, "--kubeconfig", kc, "-n", "prod", "prune", "--crd-file", exampleCRD, "-f", "-")
+	if want := "Warning: MaintenanceNightlyJob prod/x: pruned unknown field \"spec.extra\" (-:4)\n"; r.code != 0 || r.stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
+	}
+	in := "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata: {name: x, namespace: dev}\n"
+	r = run(t, in, "--kubeconfig", kc, "-n", "prod", "prune", "--crd-file", exampleCRD, "-f", "-")
+	want := "error: -:1: the namespace from the provided object \"dev\" does not match the namespace \"prod\". You must pass '--namespace=dev' to perform this operation.\n"
+	if r.code != ExitInput || r.stdout != "" || r.stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant:\n%s", r.code, r.stdout, r.stderr, want)
 	}
 }

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -26,13 +30,15 @@ type PruneOptions struct {
 	Report      string
 	Defaults    bool
 	FailOnPrune bool
+	Offline     bool
 
+	cluster *cluster
 	genericiooptions.IOStreams
 }
 
 // NewCmdPrune returns "kubectl crd prune".
-func NewCmdPrune(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &PruneOptions{IOStreams: streams}
+func NewCmdPrune(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &PruneOptions{IOStreams: streams, cluster: newCluster(configFlags)}
 	cmd := &cobra.Command{
 		Use:   "prune -f FILE|DIR|- [-R] [--crd-file FILE|DIR]... [-o yaml|json] [--report FILE|-] [--defaults] [--fail-on-prune]",
 		Short: "Show what the API server stores: unknown fields pruned, with a report of every dropped field",
@@ -42,11 +48,22 @@ not specify, unknown metadata fields, nulls of non-nullable fields, metadata nor
 comments, key order and formatting, minus the dropped fields. Every change is reported on stderr
 with its reason and source line.
 
-Schemas come from --crd-file and from CustomResourceDefinitions among the inputs (which pass through
-unchanged and override --crd-file). An object whose CRD is unknown passes through with a warning.
+Schemas come from the cluster of your kubeconfig (--context, --kubeconfig, ...), read once per run and
+only when an object needs one; --crd-file adds or overrides CRDs, and CustomResourceDefinitions among
+the inputs (which pass through unchanged) override both: you are about to apply them. An object of a
+kind that no CRD defines and the cluster does not serve is refused, as kubectl apply would be.
+
+With --offline the cluster is never contacted: schemas come only from --crd-file and the inputs, and
+an object whose CRD is unknown passes through with a warning.
 ` + exitCodesHelp,
-		Example: `  # What will the server drop from these objects?
-  kubectl crd prune --crd-file examples/maintenance/crd.yaml -f examples/maintenance/job.yaml
+		Example: `  # What will the cluster of the current context drop from these objects?
+  kubectl crd prune -f cr.yaml
+
+  # The same against another cluster, for objects without a namespace in "staging"
+  kubectl crd prune --context staging -n staging -f manifests/ -R
+
+  # Offline: schemas from files only
+  kubectl crd prune --offline --crd-file examples/maintenance/crd.yaml -f examples/maintenance/job.yaml
 
   # The object the server stores, defaults included, as JSON
   kubectl crd prune --crd-file crds/ -f cr.yaml --defaults -o json
@@ -68,6 +85,7 @@ unchanged and override --crd-file). An object whose CRD is unknown passes throug
 	cmd.Flags().StringVar(&o.Report, "report", "", "write a JSON report of every change to this file, - for stdout")
 	cmd.Flags().BoolVar(&o.Defaults, "defaults", false, "apply the schema's defaults as the server does (the output is what it stores)")
 	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything")
+	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: schemas only from --crd-file and the inputs")
 	return cmd
 }
 
@@ -91,7 +109,7 @@ type pruneReport struct {
 
 // Run reads schemas and objects, prunes, prints.
 func (o *PruneOptions) Run() error {
-	reg := schema.NewRegistry()
+	var fileCRDs []*schema.CRD
 	crdDocs, err := readInputs(o.CRDFiles, o.Recursive, o.In)
 	if err != nil {
 		return err
@@ -102,7 +120,7 @@ func (o *PruneOptions) Run() error {
 			return inputError(err)
 		}
 		if ok {
-			reg.Add(c.CRD)
+			fileCRDs = append(fileCRDs, c.CRD)
 		}
 	}
 	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
@@ -116,8 +134,20 @@ func (o *PruneOptions) Run() error {
 			return inputError(err)
 		}
 		if ok {
-			reg.Add(c.CRD)
+			fileCRDs = append(fileCRDs, c.CRD)
 		}
+	}
+	reg, err := o.registry(context.Background(), fileCRDs, docs)
+	if err != nil {
+		return err
+	}
+	// Objects without a namespace go to -n, else (live) the context's namespace.
+	namespace, explicit := o.cluster.Namespace()
+	if o.Offline && !explicit {
+		namespace = ""
+	}
+	if err := o.checkNamespaces(docs); err != nil {
+		return err
 	}
 
 	var (
@@ -130,6 +160,9 @@ func (o *PruneOptions) Run() error {
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if res.Object.Namespace == "" && res.Status == prune.Checked && namespace != "" && namespaced(reg, res.Object) {
+			res.Object.Namespace = namespace // where kubectl apply puts it
 		}
 		results = append(results, res)
 		o.warn(res)
@@ -159,6 +192,99 @@ func (o *PruneOptions) Run() error {
 		return errFindings
 	}
 	return nil
+}
+
+// registry holds the schemas for the objects: the cluster's CRDs (listed
+// only when an object's kind is in none of the files), overridden by those
+// of --crd-file, overridden by those among the inputs. Objects of kinds the
+// cluster does not serve are input errors, as kubectl apply would refuse them.
+func (o *PruneOptions) registry(ctx context.Context, fileCRDs []*schema.CRD, docs []*document.Document) (*schema.Registry, error) {
+	files := schema.NewRegistry()
+	for _, c := range fileCRDs {
+		files.Add(c)
+	}
+	if o.Offline {
+		return files, nil
+	}
+	var unresolved []*document.Document
+	wanted := map[runtimeschema.GroupKind]bool{}
+	for _, d := range docs {
+		ref := prune.Ref(d.Object)
+		if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) || isBuiltinKind(ref.APIVersion) || strings.HasSuffix(ref.Kind, "List") {
+			continue
+		}
+		if _, ok := files.Lookup(ref.APIVersion, ref.Kind); !ok {
+			unresolved = append(unresolved, d)
+			gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
+			wanted[gv.WithKind(ref.Kind).GroupKind()] = true
+		}
+	}
+	if len(unresolved) == 0 {
+		return files, nil
+	}
+	live, err := o.cluster.CRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reg := schema.NewRegistry()
+	for _, l := range live {
+		if wanted[l.GroupKind()] {
+			reg.Add(l.CRD())
+		}
+	}
+	for _, c := range fileCRDs {
+		reg.Add(c)
+	}
+	var errs []error
+	for _, d := range unresolved {
+		ref := prune.Ref(d.Object)
+		if _, ok := reg.Lookup(ref.APIVersion, ref.Kind); ok {
+			continue
+		}
+		gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			continue // prune.Document reports it with the line
+		}
+		served, err := o.cluster.Serves(gv.WithKind(ref.Kind))
+		if err != nil {
+			return nil, err
+		}
+		if !served {
+			errs = append(errs, &document.InputError{Source: d.Source, Msg: fmt.Sprintf(
+				"%s: no CustomResourceDefinition defines kind %q in %s, on %s or in the inputs; the API server would refuse it (no matches for kind)",
+				ref, ref.Kind, ref.APIVersion, o.cluster.where())})
+		}
+	}
+	if len(errs) > 0 {
+		for _, err := range errs[:len(errs)-1] {
+			fmt.Fprintf(o.ErrOut, "error: %v\n", err)
+		}
+		return nil, inputError(errs[len(errs)-1])
+	}
+	return reg, nil
+}
+
+// checkNamespaces refuses objects whose namespace differs from an explicit
+// -n, with kubectl apply's message.
+func (o *PruneOptions) checkNamespaces(docs []*document.Document) error {
+	ns, explicit := o.cluster.Namespace()
+	if !explicit {
+		return nil
+	}
+	for _, d := range docs {
+		ref := prune.Ref(d.Object)
+		if ref.Namespace != "" && ref.Namespace != ns {
+			return inputError(&document.InputError{Source: d.Source, Msg: fmt.Sprintf(
+				"the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
+				ref.Namespace, ns, ref.Namespace)})
+		}
+	}
+	return nil
+}
+
+func namespaced(reg *schema.Registry, ref prune.ObjectRef) bool {
+	crd, ok := reg.Lookup(ref.APIVersion, ref.Kind)
+	return ok && crd.Object.Spec.Scope == apiextensionsv1.NamespaceScoped
 }
 
 // warn prints a line per change, kubectl-style.

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -41,9 +42,13 @@ It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v\nSee '%s --help'.", err, c.CommandPath())
 	})
+	// The kubeconfig flags of every kubectl command: --kubeconfig, --context, -n, --request-timeout, ...
+	// Server warnings are printed on stderr, as kubectl prints them.
+	configFlags := genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams)
+	configFlags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
-		NewCmdExplainStructural(streams),
-		NewCmdPrune(streams),
+		NewCmdExplainStructural(configFlags, streams),
+		NewCmdPrune(configFlags, streams),
 		NewCmdVersion(streams),
 	)
 	return cmd

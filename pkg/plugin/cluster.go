@@ -1,0 +1,254 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// cluster is the cluster of the kubeconfig flags. Nothing is contacted until
+// a command needs it; the CRD list is fetched once per run.
+type cluster struct {
+	flags *genericclioptions.ConfigFlags
+
+	client    apiextensionsclient.Interface
+	discovery discovery.CachedDiscoveryInterface
+	crds      []*liveCRD // nil until listed
+}
+
+// liveCRD is a CRD as the cluster serves it. Its schemas are converted on
+// first use only: a cluster has hundreds of CRDs, a run needs a few.
+type liveCRD struct {
+	Object *apiextensionsv1.CustomResourceDefinition
+	crd    *schema.CRD
+}
+
+// CRD returns the converted CRD.
+func (l *liveCRD) CRD() *schema.CRD {
+	if l.crd == nil {
+		l.crd = schema.NewCRD(l.Object)
+	}
+	return l.crd
+}
+
+// GroupKind is the group and kind of the CRD's objects.
+func (l *liveCRD) GroupKind() runtimeschema.GroupKind {
+	return runtimeschema.GroupKind{Group: l.Object.Spec.Group, Kind: l.Object.Spec.Names.Kind}
+}
+
+func newCluster(flags *genericclioptions.ConfigFlags) *cluster { return &cluster{flags: flags} }
+
+// clusterError is a cluster problem: exit 3.
+func clusterError(format string, args ...interface{}) error {
+	return &ExitError{Code: ExitInternal, Err: fmt.Errorf(format, args...)}
+}
+
+// where names the cluster for messages: the server and the context.
+func (c *cluster) where() string {
+	raw, err := c.flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return "the cluster"
+	}
+	ctxName := raw.CurrentContext
+	if c.flags.Context != nil && *c.flags.Context != "" {
+		ctxName = *c.flags.Context
+	}
+	server := ""
+	if cfg, err := c.flags.ToRESTConfig(); err == nil {
+		server = cfg.Host
+	}
+	switch {
+	case server != "" && ctxName != "":
+		return fmt.Sprintf("%s (context %q)", server, ctxName)
+	case server != "":
+		return server
+	case ctxName != "":
+		return fmt.Sprintf("context %q", ctxName)
+	}
+	return "the cluster"
+}
+
+const offlineHint = "to work without a cluster, pass --offline and give the CRDs with --crd-file"
+
+func (c *cluster) connect() error {
+	if c.client != nil {
+		return nil
+	}
+	// client-go would fall back to localhost:8080; say what is missing instead.
+	if raw, err := c.flags.ToRawKubeConfigLoader().RawConfig(); err == nil && len(raw.Clusters) == 0 &&
+		(c.flags.APIServer == nil || *c.flags.APIServer == "") && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return clusterError("no cluster configured: the kubeconfig has no cluster (set KUBECONFIG or --kubeconfig); %s", offlineHint)
+	}
+	cfg, err := c.flags.ToRESTConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return clusterError("no cluster configured: no kubeconfig found (set KUBECONFIG or --kubeconfig); %s", offlineHint)
+		}
+		return clusterError("kubeconfig: %v", err)
+	}
+	c.client, err = apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return clusterError("kubeconfig: %v", err)
+	}
+	c.discovery, err = c.flags.ToDiscoveryClient()
+	if err != nil {
+		return clusterError("kubeconfig: %v", err)
+	}
+	return nil
+}
+
+// apiError turns a failed request into a message that says what was tried,
+// where, and what to do. NotFound is the caller's to handle.
+func (c *cluster) apiError(what string, err error) error {
+	where := c.where()
+	var urlErr *url.Error
+	var netErr net.Error
+	switch {
+	case apierrors.IsForbidden(err):
+		return clusterError("%s on %s: forbidden: %s", what, where, statusMessage(err))
+	case apierrors.IsUnauthorized(err):
+		return clusterError("%s on %s: unauthorized: the credentials of the kubeconfig were refused (%s)", what, where, statusMessage(err))
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return clusterError("%s on %s: timed out (raise --request-timeout?): %v", what, where, err)
+	case errors.As(err, &urlErr):
+		return clusterError("%s: cannot reach the API server at %s: %v; %s", what, where, urlErr.Err, offlineHint)
+	}
+	return clusterError("%s on %s: %v", what, where, err)
+}
+
+func statusMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Message != "" {
+		return status.Status().Message
+	}
+	return err.Error()
+}
+
+// CRDs lists every CustomResourceDefinition of the cluster, once.
+func (c *cluster) CRDs(ctx context.Context) ([]*liveCRD, error) {
+	if c.crds != nil {
+		return c.crds, nil
+	}
+	if err := c.connect(); err != nil {
+		return nil, err
+	}
+	list, err := c.client.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, c.apiError("listing CustomResourceDefinitions", err)
+	}
+	c.crds = make([]*liveCRD, 0, len(list.Items))
+	for i := range list.Items {
+		c.crds = append(c.crds, newLiveCRD(&list.Items[i]))
+	}
+	return c.crds, nil
+}
+
+func newLiveCRD(obj *apiextensionsv1.CustomResourceDefinition) *liveCRD {
+	return &liveCRD{Object: obj}
+}
+
+// Find resolves a name the way kubectl does for resources: the CRD's name
+// (plural.group), or its plural, singular, kind or a short name, optionally
+// followed by .group. A name matching CRDs of several groups is an error
+// that lists them.
+func (c *cluster) Find(ctx context.Context, name string) (*liveCRD, error) {
+	if strings.Contains(name, ".") && c.crds == nil {
+		// Most likely the full name: one GET instead of a LIST.
+		if err := c.connect(); err != nil {
+			return nil, err
+		}
+		obj, err := c.client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			return newLiveCRD(obj), nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, c.apiError(fmt.Sprintf("getting CustomResourceDefinition %q", name), err)
+		}
+	}
+	crds, err := c.CRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var matches []*liveCRD
+	for _, l := range crds {
+		if crdMatches(l.Object, name) {
+			matches = append(matches, l)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return nil, usageErrorf("no CustomResourceDefinition %q on %s (a name, plural, singular, kind or short name, optionally with .group; see kubectl get crd)", name, c.where())
+	}
+	names := make([]string, len(matches))
+	for i, m := range matches {
+		names[i] = m.Object.Name
+	}
+	sort.Strings(names)
+	return nil, usageErrorf("%q names several CustomResourceDefinitions on %s: %s; give the full name", name, c.where(), strings.Join(names, ", "))
+}
+
+func crdMatches(crd *apiextensionsv1.CustomResourceDefinition, name string) bool {
+	if crd.Name == name {
+		return true
+	}
+	resource, group, _ := strings.Cut(name, ".")
+	if group != "" && group != crd.Spec.Group {
+		return false
+	}
+	n := crd.Spec.Names
+	candidates := append([]string{n.Plural, n.Singular, strings.ToLower(n.Kind)}, n.ShortNames...)
+	for _, cand := range candidates {
+		if cand != "" && strings.EqualFold(cand, resource) {
+			return true
+		}
+	}
+	return false
+}
+
+// Serves reports whether the cluster serves kind in group/version by any
+// API, built in or aggregated (discovery, cached on disk like kubectl's).
+func (c *cluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
+	if err := c.connect(); err != nil {
+		return false, err
+	}
+	list, err := c.discovery.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, c.apiError("discovering "+gvk.GroupVersion().String(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == gvk.Kind && !strings.Contains(r.Name, "/") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Namespace is the namespace for objects without one, and whether -n set it.
+func (c *cluster) Namespace() (string, bool) {
+	ns, explicit, err := c.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", false
+	}
+	return ns, explicit
+}
