@@ -6,7 +6,7 @@ import (
 )
 
 // writeKubeconfig writes a kubeconfig with two contexts on the same server and user, which
-// differ only in namespace, for tests of --context and -n.
+// differ only in namespace, for tests of --context and -n, and a third whose user is denied.
 func writeKubeconfig(path, server, caFile, contextName string) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caFile}
@@ -14,6 +14,9 @@ func writeKubeconfig(path, server, caFile, contextName string) error {
 	kc.AuthInfos[contextName] = &clientcmdapi.AuthInfo{Token: "anything"}
 	kc.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "default"}
 	kc.Contexts[contextName+"-other"] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "other"}
+	// A user the server refuses everything, for tests of 403 Forbidden.
+	kc.AuthInfos[contextName+"-denied"] = &clientcmdapi.AuthInfo{Token: deniedToken}
+	kc.Contexts[contextName+"-denied"] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName + "-denied", Namespace: "default"}
 	kc.CurrentContext = contextName
 	return clientcmd.WriteToFile(*kc, path)
 }

@@ -22,7 +22,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
-	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/openapi"
@@ -43,7 +42,7 @@ func main() {
 	flag.IntVar(&c.etcdPort, "etcd-port", 42379, "etcd client port on 127.0.0.1; the etcd peer port is this + 1")
 	flag.StringVar(&c.dataDir, "data-dir", "", "directory for etcd data and the serving certificate, kept across restarts (default: a temporary directory removed on exit)")
 	flag.StringVar(&c.kubeconfigOut, "kubeconfig-out", "", "where to write the kubeconfig (default: <data-dir>/kubeconfig)")
-	flag.StringVar(&c.contextName, "context-name", "crd-test", "kubeconfig context with namespace default; <name>-other has namespace other")
+	flag.StringVar(&c.contextName, "context-name", "crd-test", "kubeconfig context with namespace default; <name>-other has namespace other, <name>-denied a user refused everything")
 	// Of klog's many flags only --v: they would swamp --help.
 	klogFlags := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(klogFlags)
@@ -163,8 +162,10 @@ func newAPIServer(dir string, port int, etcdAddr string) (*apiserver.CustomResou
 	}
 
 	// Whatever token a request carries, it is system:anonymous (the server's loopback token still
-	// makes it system:apiserver). Without an authenticator requests would have no user at all.
-	cfg.GenericConfig.Authentication.Authenticator = anonymous.NewAuthenticator(nil)
+	// makes it system:apiserver), except the denied token. Without an authenticator requests would
+	// have no user at all.
+	cfg.GenericConfig.Authentication.Authenticator = newAuthenticator()
+	cfg.GenericConfig.Authorization.Authorizer = newAuthorizer()
 
 	// Config() sets only OpenAPIV3Config; without the v2 config /openapi/v2 is 404.
 	cfg.GenericConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(
