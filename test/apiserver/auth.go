@@ -40,4 +40,3 @@ func newAuthorizer() authorizer.Authorizer {
 		return authorizer.DecisionAllow, "", nil
 	})
 }
-
