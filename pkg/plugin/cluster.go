@@ -229,10 +229,14 @@ func (c *cluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
 	if err := c.connect(); err != nil {
 		return false, err
 	}
-	list, err := c.discovery.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
-	if apierrors.IsNotFound(err) {
+	groups, err := c.discovery.ServerGroups()
+	if err != nil {
+		return false, c.apiError("discovering the API groups", err)
+	}
+	if !servesGroupVersion(groups, gvk.GroupVersion()) {
 		return false, nil
 	}
+	list, err := c.discovery.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
 	if err != nil {
 		return false, c.apiError("discovering "+gvk.GroupVersion().String(), err)
 	}
@@ -242,6 +246,20 @@ func (c *cluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+func servesGroupVersion(groups *metav1.APIGroupList, gv runtimeschema.GroupVersion) bool {
+	for _, g := range groups.Groups {
+		if g.Name != gv.Group {
+			continue
+		}
+		for _, v := range g.Versions {
+			if v.Version == gv.Version {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Namespace is the namespace for objects without one, and whether -n set it.

@@ -12,8 +12,18 @@ import (
 	"testing"
 )
 
-// binDir holds the kubectl-crd binary built once for the package.
-var binDir string
+// Built once for the package: kubectl-crd in binDir, the cluster, and the
+// kubectls that run the plugin.
+var (
+	binDir   string
+	cluster  *testCluster
+	kubectls []kubectlBinary
+)
+
+// kubectlBinary is a real kubectl the plugin is run through.
+type kubectlBinary struct {
+	Name, Path string
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -27,16 +37,58 @@ func TestMain(m *testing.M) {
 			return 3
 		}
 		defer os.RemoveAll(dir)
-		build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-crd"), "./cmd/kubectl-crd")
-		build.Dir = repoRoot()
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building kubectl-crd:", err)
+		// Before m.Run, so that cold builds (minutes) do not count against -timeout.
+		if err := setup(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e setup:", err)
+			cluster.stop()
 			return 3
 		}
-		binDir = dir
+		defer cluster.stop()
 		return m.Run()
 	}())
+}
+
+// setup builds kubectl-crd and kubectl (from k8s.io/kubectl, test/kubectl)
+// and starts the test API server.
+func setup(dir string) error {
+	root := repoRoot()
+	binDir = filepath.Join(dir, "bin")
+	if err := goBuild(root, ".", filepath.Join(binDir, "kubectl-crd"), "", "./cmd/kubectl-crd"); err != nil {
+		return err
+	}
+	// kubectl reports the Kubernetes version of its k8s.io/kubectl library (v0.x.y is v1.x.y).
+	kubectlDir := filepath.Join(root, "test", "kubectl")
+	v, err := exec.Command("go", "-C", kubectlDir, "list", "-m", "-f", "{{.Version}}", "k8s.io/kubectl").Output()
+	if err != nil {
+		return fmt.Errorf("reading the k8s.io/kubectl version of test/kubectl: %v", err)
+	}
+	version := "v1." + strings.TrimPrefix(strings.TrimSpace(string(v)), "v0.")
+	ldflags := "-X k8s.io/component-base/version.gitVersion=" + version + " -X k8s.io/client-go/pkg/version.gitVersion=" + version
+	kubectl := filepath.Join(dir, "kubectl-"+version, "kubectl")
+	if err := goBuild(root, kubectlDir, kubectl, ldflags, "."); err != nil {
+		return err
+	}
+	kubectls = append(kubectls, kubectlBinary{Name: "kubectl " + version, Path: kubectl})
+	// The machine's kubectl, when it has one (a gcloud dispatcher on CI machines).
+	if p, err := exec.LookPath("kubectl"); err == nil {
+		kubectls = append(kubectls, kubectlBinary{Name: "kubectl on PATH (" + p + ")", Path: p})
+	}
+	cluster, err = startCluster(root, dir)
+	return err
+}
+
+func goBuild(root, dir, out, ldflags, pkg string) error {
+	args := []string{"-C", dir, "build", "-o", out}
+	if ldflags != "" {
+		args = append(args, "-ldflags", ldflags)
+	}
+	build := exec.Command("go", append(args, pkg)...)
+	build.Dir = root
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building %s: %v", out, err)
+	}
+	return nil
 }
 
 // repoRoot is the checkout's top directory (two levels above test/e2e).
@@ -62,7 +114,11 @@ func NewTest(t *testing.T) *Test {
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped with -short")
 	}
-	return &Test{t: t, dir: repoRoot(), env: []string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir()}}
+	return &Test{t: t, dir: repoRoot(), env: []string{
+		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"KUBECONFIG=" + cluster.kubeconfig,
+	}}
 }
 
 // WithDir runs in dir (default: the repository root).
@@ -80,7 +136,8 @@ type Result struct {
 	Stdout, Stderr string
 }
 
-// Run runs a program (kubectl-crd or kubectl, looked up on the sandboxed PATH).
+// Run runs a program: kubectl-crd (the built one), a path, or a name looked
+// up on PATH.
 func (x *Test) Run(name string, args ...string) Result {
 	x.t.Helper()
 	path := name

@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// EnvKubeconfig points the suite at an existing cluster instead of the test
+// API server it starts itself. It is not KUBECONFIG on purpose: the suite
+// creates and deletes CRDs, and a developer's KUBECONFIG may be production.
+const EnvKubeconfig = "KUBECTL_CRD_E2E_KUBECONFIG"
+
+// Ports of the suite's own API server; they differ from hack/test-apiserver.sh's
+// defaults so that a server started by hand does not collide.
+var (
+	apiserverPort = envInt("KUBECTL_CRD_E2E_APISERVER_PORT", 46543)
+	etcdPort      = envInt("KUBECTL_CRD_E2E_ETCD_PORT", 42479)
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// testCluster is the cluster the suite runs against.
+type testCluster struct {
+	kubeconfig string
+	// own is true for the suite's own server, whose kubeconfig has the
+	// contexts crd-test (namespace default), crd-test-other (namespace
+	// other) and crd-test-denied (a user refused everything).
+	own    bool
+	server *exec.Cmd
+	exited chan error // receives once the server process is gone
+}
+
+// startCluster starts the test API server (test/apiserver) with its state in
+// dir, built by hack/test-apiserver.sh (which stamps the Kubernetes version),
+// and waits until it is ready.
+func startCluster(root, dir string) (*testCluster, error) {
+	if kc := os.Getenv(EnvKubeconfig); kc != "" {
+		return &testCluster{kubeconfig: kc}, nil
+	}
+	for _, p := range []int{apiserverPort, etcdPort, etcdPort + 1} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			return nil, fmt.Errorf("port %d is taken (set KUBECTL_CRD_E2E_APISERVER_PORT / KUBECTL_CRD_E2E_ETCD_PORT): %v", p, err)
+		}
+		l.Close()
+	}
+	build := exec.Command(filepath.Join(root, "hack", "test-apiserver.sh"), "build")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("building the test API server: %v", err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	logFile, err := os.Create(filepath.Join(dir, "apiserver.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	server := exec.Command(filepath.Join(root, "_output", "bin", "crd-test-apiserver"),
+		"--port", strconv.Itoa(apiserverPort), "--etcd-port", strconv.Itoa(etcdPort),
+		"--data-dir", filepath.Join(dir, "data"), "--kubeconfig-out", kubeconfig)
+	server.Stdout, server.Stderr = logFile, logFile
+	// Should the test binary die without cleaning up (a panic, a timeout),
+	// the kernel kills the server with it.
+	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := server.Start(); err != nil {
+		return nil, err
+	}
+	c := &testCluster{kubeconfig: kubeconfig, own: true, server: server, exited: make(chan error, 1)}
+	go func() { c.exited <- server.Wait() }()
+
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	url := fmt.Sprintf("https://127.0.0.1:%d/readyz?exclude=informer-sync", apiserverPort)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		select {
+		case err := <-c.exited:
+			log, _ := os.ReadFile(logFile.Name())
+			return nil, fmt.Errorf("the test API server exited (%v):\n%s", err, tail(string(log), 20))
+		default:
+		}
+		if resp, err := client.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				if _, err := os.Stat(kubeconfig); err == nil {
+					return c, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return nil, fmt.Errorf("the test API server is not ready after 2 minutes; see %s", logFile.Name())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stop terminates the server and waits until it is gone.
+func (c *testCluster) stop() {
+	if c == nil || c.server == nil {
+		return
+	}
+	_ = c.server.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(15 * time.Second):
+		_ = c.server.Process.Kill()
+		<-c.exited
+	}
+	c.server = nil
+}
+
+func tail(s string, n int) string {
+	lines := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			lines++
+			if lines > n {
+				return s[i+1:]
+			}
+		}
+	}
+	return s
+}
