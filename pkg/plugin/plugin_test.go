@@ -335,3 +335,20 @@ func TestFilesNeedNoCluster(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant:\n%s", r.code, r.stdout, r.stderr, want)
 	}
 }
+
+// What storing changes besides pruning, each with its reason: the namespace
+// of a cluster-scoped kind, a field the storage version lacks, status under
+// the status subresource.
+func TestPruneStoreSteps(t *testing.T) {
+	r := run(t, "", "prune", "--offline", "--crd-file", "testdata/store/crd.yaml", "-f", "testdata/store/gadget.yaml")
+	want := `Warning: Gadget g: dropped "metadata.namespace": Gadget is cluster-scoped (testdata/store/gadget.yaml:5)
+Warning: Gadget g: pruned "spec.legacy" when stored: not in the schema of the storage version v1 (testdata/store/gadget.yaml:8)
+Warning: Gadget g: "status" is ignored: the CRD has the status subresource, so only writes to /status set it (testdata/store/gadget.yaml:9)
+`
+	if r.code != 0 || r.stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
+	}
+	if out := "apiVersion: example.com/v1beta1\nkind: Gadget\nmetadata:\n  name: g\nspec:\n  size: 3\n"; r.stdout != out {
+		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, out)
+	}
+}

@@ -306,15 +306,24 @@ func (o *PruneOptions) warn(res *prune.Result) {
 	}
 	for _, ch := range res.Changes {
 		src := document.Source{File: res.Source.File, Line: ch.Line}
-		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, describeChange(ch), src)
+		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, describeChange(ch, res), src)
+	}
+	if res.StorageUnchecked {
+		fmt.Fprintf(o.ErrOut, "Warning: %s: stored as %s through the CRD's conversion webhook: what that version keeps is not checked (%s)\n", res.Object, res.StorageVersion, res.Source)
 	}
 	if res.Reformatted != "" {
 		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, res.Reformatted, res.Source)
 	}
 }
 
-func describeChange(ch prune.Change) string {
+func describeChange(ch prune.Change, res *prune.Result) string {
 	switch ch.Reason {
+	case prune.StatusSubresource:
+		return fmt.Sprintf("%q is ignored: the CRD has the status subresource, so only writes to /status set it", ch.Path)
+	case prune.ClusterScoped:
+		return fmt.Sprintf("dropped %q: %s is cluster-scoped", ch.Path, res.Object.Kind)
+	case prune.StorageVersion:
+		return fmt.Sprintf("pruned %q when stored: not in the schema of the storage version %s", ch.Path, res.StorageVersion)
 	case prune.UnknownField:
 		return fmt.Sprintf("pruned unknown field %q", ch.Path)
 	case prune.UnknownMetadataField:
@@ -384,7 +393,9 @@ func (o *PruneOptions) printObjects(docs []*document.Document) error {
 			buf.WriteString("---\n")
 		}
 		buf.Write(b)
-		if len(b) > 0 && b[len(b)-1] != '\n' {
+		// A document at the end of a file may lack the final newline; it
+		// needs one only when another document follows.
+		if len(b) > 0 && b[len(b)-1] != '\n' && i < len(docs)-1 {
 			buf.WriteByte('\n')
 		}
 	}

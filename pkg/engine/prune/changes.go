@@ -7,6 +7,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 )
 
@@ -25,6 +26,14 @@ const (
 	MetadataNormalized Reason = "MetadataNormalized"
 	// Defaulted: set from the schema's default.
 	Defaulted Reason = "Defaulted"
+	// StatusSubresource: status is ignored, the CRD has the status
+	// subresource: only writes to .../status set it.
+	StatusSubresource Reason = "StatusSubresource"
+	// ClusterScoped: metadata.namespace is dropped, the kind is cluster-scoped.
+	ClusterScoped Reason = "ClusterScoped"
+	// StorageVersion: not in the schema of the storage version (conversion
+	// None); dropped when the object is stored.
+	StorageVersion Reason = "StorageVersion"
 )
 
 // Action is what happens to the field.
@@ -54,12 +63,65 @@ type Change struct {
 }
 
 // Changes compares the object as sent with the coerced one and names every
-// difference with the step of the server's decoding that made it.
+// difference with the step of the server that made it: the request decoding
+// first, then (when Store computed it) what storing changes.
 func Changes(sent map[string]interface{}, c *Coerced, s *structuralschema.Structural) []Change {
+	if c.Request == nil {
+		return requestChanges(sent, c.Object, c, s)
+	}
+	var stored []Change
+	removed := map[string]bool{}
+	storagePruned := toSet(c.StoragePruned)
+	diff(nil, c.Request, c.Object, func(p fieldpath.Path, a Action, old, new interface{}) {
+		ch := Change{Path: p.String(), Segments: p, Action: a, Value: old, NewValue: new}
+		underStatus := len(p) > 0 && !p[0].IsIndex && p[0].Key == "status"
+		switch {
+		case c.StatusDropped && underStatus && a != Added:
+			ch.Reason = StatusSubresource
+		case a == Removed && c.NamespaceDropped && ch.Path == "metadata.namespace":
+			ch.Reason = ClusterScoped
+		case a == Removed && storagePruned[ch.Path]:
+			ch.Reason = StorageVersion
+		case a == Added || (a == Replaced && old == nil):
+			ch.Reason = Defaulted
+		default:
+			ch.Reason = MetadataNormalized
+		}
+		if a == Added {
+			ch.Value = nil
+		}
+		if a == Removed {
+			removed[ch.Path] = true
+		}
+		stored = append(stored, ch)
+	})
+	// What the request decoding added inside what storing drops is no news.
+	var out []Change
+	for _, ch := range requestChanges(sent, c.Request, c, s) {
+		if ch.Action != Removed && under(ch.Segments, removed) {
+			continue
+		}
+		out = append(out, ch)
+	}
+	return append(out, stored...)
+}
+
+// under reports whether a proper prefix of p is among paths.
+func under(p fieldpath.Path, paths map[string]bool) bool {
+	for i := len(p) - 1; i > 0; i-- {
+		if paths[p[:i].String()] {
+			return true
+		}
+	}
+	return false
+}
+
+// requestChanges classifies the differences made by the request decoding.
+func requestChanges(sent, decoded map[string]interface{}, c *Coerced, s *structuralschema.Structural) []Change {
 	unknown := toSet(c.UnknownFields)
 	unknownMeta := toSet(c.UnknownMetadataFields)
 	var out []Change
-	diff(nil, sent, c.Object, func(p fieldpath.Path, a Action, old, new interface{}) {
+	diff(nil, sent, decoded, func(p fieldpath.Path, a Action, old, new interface{}) {
 		ch := Change{Path: p.String(), Segments: p, Action: a, Value: old, NewValue: new}
 		inMeta := len(p) > 0 && !p[0].IsIndex && p[0].Key == "metadata"
 		switch {
@@ -80,6 +142,15 @@ func Changes(sent map[string]interface{}, c *Coerced, s *structuralschema.Struct
 			ch.Value = nil
 		}
 		out = append(out, ch)
+	})
+	return out
+}
+
+// Edits are the edits that turn sent into stored, for the YAML.
+func Edits(sent, stored map[string]interface{}) []document.Edit {
+	var out []document.Edit
+	diff(nil, sent, stored, func(p fieldpath.Path, a Action, old, new interface{}) {
+		out = append(out, document.Edit{Path: p, Remove: a == Removed, Value: new})
 	})
 	return out
 }

@@ -28,6 +28,22 @@ type Coerced struct {
 	// UnknownMetadataFields are the unknown fields dropped from metadata (at
 	// the root and in embedded resources), as the server reports them.
 	UnknownMetadataFields []string
+
+	// Set by Store, for what happens after the request decoding:
+	// Request is the object as the request decoding left it (Object is then
+	// the stored one).
+	Request map[string]interface{}
+	// StatusDropped: status was ignored (status subresource).
+	StatusDropped bool
+	// NamespaceDropped: metadata.namespace was dropped (cluster-scoped).
+	NamespaceDropped bool
+	// StorageVersion is the storage version when it differs from the sent one.
+	StorageVersion string
+	// StoragePruned are the paths the round trip through the storage version dropped.
+	StoragePruned []string
+	// StorageUnknown: the storage version differs and a conversion webhook
+	// converts; what it keeps is not computed.
+	StorageUnknown bool
 }
 
 // Coerce applies to a copy of obj what the server's request decoder does to

@@ -58,6 +58,12 @@ type Result struct {
 	// in place (e.g. a field reached through an alias): the document was
 	// written again from the stored object, without its comments.
 	Reformatted string `json:"reformatted,omitempty"`
+	// StorageVersion is the version the object is stored in, when it is not
+	// the one it was sent in.
+	StorageVersion string `json:"storageVersion,omitempty"`
+	// StorageUnchecked: a conversion webhook converts to the storage version,
+	// so what is stored there is not computed.
+	StorageUnchecked bool `json:"storageUnchecked,omitempty"`
 }
 
 // Ref returns the reference of a decoded object; fields of the wrong type are left empty.
@@ -86,14 +92,18 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 		return res, nil
 	}
 	res.Status, res.CRD = Checked, crd.Name()
+	if crd.ClusterScoped() {
+		res.Object.Namespace = "" // the server drops it
+	}
 	s, err := crd.ServedSchema(gv.Version)
 	if err != nil {
 		return nil, &document.InputError{Source: doc.Source, Msg: err.Error()}
 	}
-	coerced, err := Coerce(doc.Object, s, crd.GroupKind(), crd.PreserveUnknownFields(), opts.Defaults)
+	coerced, err := Store(doc.Object, crd, gv.Version, opts.Defaults)
 	if err != nil {
 		return nil, &document.InputError{Source: doc.Source, Msg: "the server would refuse this object: " + err.Error()}
 	}
+	res.StorageVersion, res.StorageUnchecked = coerced.StorageVersion, coerced.StorageUnknown
 	res.Changes = Changes(doc.Object, coerced, s)
 	for i := range res.Changes {
 		ch := &res.Changes[i]
@@ -106,11 +116,7 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 	if len(res.Changes) == 0 {
 		return res, nil
 	}
-	edits := make([]document.Edit, len(res.Changes))
-	for i, ch := range res.Changes {
-		edits[i] = document.Edit{Path: ch.Segments, Remove: ch.Action == Removed, Value: ch.NewValue}
-	}
-	note, err := doc.Apply(edits, coerced.Object)
+	note, err := doc.Apply(Edits(doc.Object, coerced.Object), coerced.Object)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ package prune_test
 // hide in the reference as well.
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -16,6 +17,8 @@ import (
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -157,4 +160,80 @@ func upstreamCoerce(obj map[string]interface{}, s *structuralschema.Structural, 
 	}
 	sort.Strings(unknownFieldPaths)
 	return u.Object, unknownFieldPaths, nil
+}
+
+// upstreamStore is what the server stores of an object it accepts on create,
+// read back in the version it was sent in: upstreamCoerce, then the custom
+// resource strategy's PrepareForCreate (the upstream code: status dropped
+// with the status subresource), then rest.BeforeCreate's namespace reset for
+// cluster-scoped kinds, then the storage codec's round trip (coercion with
+// the storage version's schema for conversion None, defaulting when read
+// back, coercion with the request's schema). Server-assigned metadata is
+// left out. Webhook conversion to another version is not modelled (ok false).
+func upstreamStore(sent map[string]interface{}, crd *apiextensionsv1.CustomResourceDefinition, served map[string]*structuralschema.Structural, version string, defaults bool) (obj map[string]interface{}, unknown []string, ok bool, err error) {
+	gk := runtimeschema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+	puf := crd.Spec.PreserveUnknownFields
+	s := served[version]
+	obj, unknown, err = upstreamCoerce(sent, s, gk, puf, defaults)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+
+	var status *apiextensionsinternal.CustomResourceSubresourceStatus
+	storage := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version && v.Subresources != nil && v.Subresources.Status != nil {
+			status = &apiextensionsinternal.CustomResourceSubresourceStatus{}
+		}
+		if v.Storage {
+			storage = v.Name
+		}
+	}
+	generation, hadGeneration, _ := unstructured.NestedFieldCopy(obj, "metadata", "generation")
+	strategy := customresource.NewStrategy(nil, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, gk.WithVersion(version), nil, nil, nil, status, nil, nil)
+	strategy.PrepareForCreate(context.Background(), u)
+	// PrepareForCreate also sets metadata.generation, which the server assigns.
+	if _, ok := u.Object["metadata"]; ok {
+		if hadGeneration {
+			_ = unstructured.SetNestedField(u.Object, generation, "metadata", "generation")
+		} else {
+			unstructured.RemoveNestedField(u.Object, "metadata", "generation")
+			if md, _ := u.Object["metadata"].(map[string]interface{}); len(md) == 0 && !hadMetadata(sent) {
+				delete(u.Object, "metadata")
+			}
+		}
+	}
+	if crd.Spec.Scope == apiextensionsv1.ClusterScoped {
+		if _, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "namespace"); ok {
+			u.SetNamespace(metav1.NamespaceNone)
+		}
+	}
+
+	if storage == version || storage == "" {
+		if defaults {
+			structuraldefaulting.Default(u.Object, s)
+		}
+		return u.Object, unknown, true, nil
+	}
+	if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+		return nil, nil, false, nil
+	}
+	apiVersion := u.GetAPIVersion()
+	u.SetAPIVersion(gk.Group + "/" + storage)
+	stored, _, err := upstreamCoerce(u.Object, served[storage], gk, puf, false)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if defaults {
+		structuraldefaulting.Default(stored, served[storage])
+	}
+	stored["apiVersion"] = apiVersion
+	back, _, err := upstreamCoerce(stored, s, gk, puf, false)
+	return back, unknown, true, err
+}
+
+func hadMetadata(obj map[string]interface{}) bool {
+	_, ok := obj["metadata"]
+	return ok
 }

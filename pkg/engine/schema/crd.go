@@ -206,3 +206,43 @@ func (r *Registry) CRDs() []*CRD {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out
 }
+
+// StorageVersion is the version the server stores objects in ("" if none is marked).
+func (c *CRD) StorageVersion() string {
+	for _, v := range c.Object.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+// VersionSchema returns the structural schema the handler holds for a
+// version, served or not (the storage version need not be served).
+func (c *CRD) VersionSchema(version string) (*structuralschema.Structural, error) {
+	if err := c.convertErr[version]; err != nil && !c.PreserveUnknownFields() {
+		return nil, err
+	}
+	if err := c.servedErr[version]; err != nil {
+		return nil, err
+	}
+	return c.served[version], nil
+}
+
+// ConversionNone reports whether versions convert by changing apiVersion only
+// (spec.conversion.strategy None, the default), so the server's own code
+// does the conversion and what it keeps can be computed.
+func (c *CRD) ConversionNone() bool {
+	conv := c.Object.Spec.Conversion
+	return conv == nil || conv.Strategy == "" || conv.Strategy == apiextensionsv1.NoneConverter
+}
+
+// StatusSubresource reports whether the version has the status subresource:
+// then writes to the main resource ignore status.
+func (c *CRD) StatusSubresource(version string) bool {
+	v, ok := c.Version(version)
+	return ok && v.Subresources != nil && v.Subresources.Status != nil
+}
+
+// ClusterScoped reports whether the objects have no namespace.
+func (c *CRD) ClusterScoped() bool { return c.Object.Spec.Scope == apiextensionsv1.ClusterScoped }
