@@ -1,0 +1,444 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// warningCollector keeps the warnings of the client's requests.
+type warningCollector struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (w *warningCollector) HandleWarningHeader(code int, agent, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warnings = append(w.warnings, text)
+}
+
+func (w *warningCollector) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.warnings
+	w.warnings = nil
+	return out
+}
+
+// parityCRD is a CRD document of the corpus.
+type parityCRD struct {
+	where string
+	obj   *apiextensionsv1.CustomResourceDefinition
+	gk    runtimeschema.GroupKind
+}
+
+// paritySet is the CRDs of one module version of a project.
+type paritySet struct {
+	name string
+	byGK map[runtimeschema.GroupKind]*parityCRD
+	crs  []*parityCR
+}
+
+// parityCR is a custom resource sample of the corpus.
+type parityCR struct {
+	where string
+	doc   *document.Document
+	gvk   runtimeschema.GroupVersionKind
+}
+
+// TestServerParity creates the corpus's CRDs on the API server and sends it
+// every sample object with fieldValidation=Warn and dryRun=All. For each
+// object the server accepts, kubectl crd prune --defaults (schemas from the
+// cluster) must output the object the server returns, and report as unknown
+// exactly the fields the server warns about.
+func TestServerParity(t *testing.T) {
+	requireOwnCluster(t) // it deletes and creates CRDs by the hundred
+	dir := testcorpus.Dir(t)
+	start := time.Now()
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings := &warningCollector{}
+	cfg.WarningHandler = warnings
+	cfg.QPS, cfg.Burst = 500, 1000
+	crdClient := apiextensionsclient.NewForConfigOrDie(cfg)
+	dyn := dynamic.NewForConfigOrDie(cfg)
+
+	sets, setNames := loadParitySets(t, dir)
+	var stats struct {
+		sets, crdsCreated, crdsRefused, crs, serverRefused, compared, unknownFields int
+		reasons                                                                     map[string]int
+	}
+	stats.reasons = map[string]int{}
+	ctx := context.Background()
+	for _, name := range setNames {
+		set := sets[name]
+		if len(set.crs) == 0 {
+			continue
+		}
+		stats.sets++
+		// The set's CRDs that its samples need, created afresh.
+		ready := map[runtimeschema.GroupKind]*parityCRD{}
+		var gks []runtimeschema.GroupKind
+		for _, cr := range set.crs {
+			if _, seen := ready[cr.gvk.GroupKind()]; !seen {
+				ready[cr.gvk.GroupKind()] = nil
+				gks = append(gks, cr.gvk.GroupKind())
+			}
+		}
+		for _, gk := range gks {
+			c := set.byGK[gk]
+			if err := replaceCRD(ctx, crdClient, c.obj); err != nil {
+				stats.crdsRefused++
+				t.Logf("%s: the server refuses the CRD: %v", c.where, err)
+				continue
+			}
+			stats.crdsCreated++
+			ready[gk] = c
+		}
+
+		// Send the samples; keep those the server accepts.
+		type accepted struct {
+			cr       *parityCR
+			stored   map[string]interface{}
+			warnings []string
+		}
+		var batch []accepted
+		for _, cr := range set.crs {
+			c := ready[cr.gvk.GroupKind()]
+			if c == nil {
+				continue
+			}
+			stats.crs++
+			obj := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(cr.doc.Object)}
+			gvr := cr.gvk.GroupVersion().WithResource(c.obj.Spec.Names.Plural)
+			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+			if c.obj.Spec.Scope == apiextensionsv1.NamespaceScoped {
+				ns := obj.GetNamespace()
+				if ns == "" {
+					ns = "default"
+				}
+				ri = dyn.Resource(gvr).Namespace(ns)
+			}
+			warnings.take()
+			got, err := createDryRun(ctx, ri, obj)
+			ws := warnings.take()
+			if err != nil {
+				stats.serverRefused++
+				continue
+			}
+			batch = append(batch, accepted{cr: cr, stored: got.Object, warnings: ws})
+		}
+		if len(batch) == 0 {
+			continue
+		}
+
+		// One run of the plugin for the set, schemas from the cluster.
+		runs := [][]accepted{batch}
+		for _, run := range runs {
+			var docs []*parityCR
+			for _, a := range run {
+				docs = append(docs, a.cr)
+			}
+			items, reports, ok := runPrune(t, name, docs)
+			if !ok {
+				continue
+			}
+			for i, a := range run {
+				stats.compared++
+				if reports[i].Status != "Checked" {
+					t.Errorf("%s: status %s, want Checked", a.cr.where, reports[i].Status)
+					continue
+				}
+				want := normalizeServerObject(a.stored, a.cr.doc.Object)
+				got := normalizeServerObject(items[i], a.cr.doc.Object)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s: prune --defaults output (-server +plugin):\n%s", a.cr.where, diff)
+				}
+				var serverUnknown, ours []string
+				for _, w := range a.warnings {
+					if p, ok := strings.CutPrefix(w, `unknown field "`); ok {
+						serverUnknown = append(serverUnknown, strings.TrimSuffix(p, `"`))
+					}
+				}
+				for _, ch := range reports[i].Changes {
+					if ch.Reason == "UnknownField" || ch.Reason == "UnknownMetadataField" {
+						ours = append(ours, ch.Path)
+					}
+					stats.reasons[ch.Reason]++
+				}
+				sort.Strings(serverUnknown)
+				sort.Strings(ours)
+				stats.unknownFields += len(serverUnknown)
+				if diff := cmp.Diff(serverUnknown, ours, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("%s: unknown fields (-server warnings +plugin report):\n%s", a.cr.where, diff)
+				}
+			}
+		}
+	}
+	t.Logf("%d sets; CRDs: %d created, %d refused by the server; %d samples sent, %d refused by the server, %d compared (%d unknown-field warnings) in %v",
+		stats.sets, stats.crdsCreated, stats.crdsRefused, stats.crs, stats.serverRefused, stats.compared, stats.unknownFields, time.Since(start).Round(time.Second))
+	t.Logf("changes reported, by reason: %v", stats.reasons)
+	if stats.compared == 0 {
+		t.Error("no object was compared")
+	}
+}
+
+// pruneReportItem is the part of a --report item the test reads.
+type pruneReportItem struct {
+	Status  string `json:"status"`
+	Changes []struct {
+		Path   string `json:"path"`
+		Reason string `json:"reason"`
+	} `json:"changes"`
+}
+
+// runPrune runs kubectl crd prune --defaults -o json --report over docs on
+// stdin, with schemas from the cluster, and returns the printed objects and
+// report items in order.
+func runPrune(t *testing.T, set string, docs []*parityCR) ([]map[string]interface{}, []pruneReportItem, bool) {
+	t.Helper()
+	var in bytes.Buffer
+	for _, d := range docs {
+		b, err := d.doc.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.WriteString("---\n")
+		in.Write(b)
+	}
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	r := NewTest(t).WithStdin(in.String()).Run("kubectl-crd", "prune", "--defaults", "-o", "json", "--report", reportFile, "-f", "-")
+	if r.Code != 0 {
+		t.Errorf("set %s: kubectl crd prune exit %d:\n%s", set, r.Code, r.Stderr)
+		return nil, nil, false
+	}
+	var out struct {
+		Items []map[string]interface{} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("set %s: %v", set, err)
+	}
+	var report struct {
+		Items []pruneReportItem `json:"items"`
+	}
+	rb, err := os.ReadFile(reportFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(rb, &report); err != nil {
+		t.Fatalf("set %s: report: %v", set, err)
+	}
+	if len(out.Items) != len(docs) || len(report.Items) != len(docs) {
+		t.Errorf("set %s: %d objects sent, %d printed, %d reported", set, len(docs), len(out.Items), len(report.Items))
+		return nil, nil, false
+	}
+	return out.Items, report.Items, true
+}
+
+// loadParitySets reads the corpus: apiextensions.k8s.io/v1 CRDs grouped by
+// module version, each sample assigned to the set with its CRD (its own
+// module version first, then its project's others, then any), as the
+// engine's corpus test does.
+func loadParitySets(t *testing.T, dir string) (map[string]*paritySet, []string) {
+	sets := map[string]*paritySet{}
+	setOf := func(f testcorpus.File) string { return f.Project + "/" + f.Set() }
+	for _, f := range testcorpus.CRDFiles(t, dir) {
+		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+		if err != nil {
+			continue
+		}
+		for i, d := range docs {
+			if d.Object["apiVersion"] != "apiextensions.k8s.io/v1" || d.Object["kind"] != "CustomResourceDefinition" {
+				continue // the server serves only v1 CRDs
+			}
+			js, err := d.JSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, err := schema.DecodeCRD(js)
+			if err != nil {
+				continue
+			}
+			set := sets[setOf(f)]
+			if set == nil {
+				set = &paritySet{name: setOf(f), byGK: map[runtimeschema.GroupKind]*parityCRD{}}
+				sets[set.name] = set
+			}
+			// What the file says, not the decoded defaults: the server defaults it itself.
+			raw := &apiextensionsv1.CustomResourceDefinition{}
+			if err := json.Unmarshal(js, raw); err != nil {
+				continue
+			}
+			gk := runtimeschema.GroupKind{Group: obj.Spec.Group, Kind: obj.Spec.Names.Kind}
+			set.byGK[gk] = &parityCRD{where: fmt.Sprintf("%s (document %d)", f.LocalPath, i+1), obj: raw, gk: gk}
+		}
+	}
+	var names []string
+	for n := range sets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	find := func(f testcorpus.File, gk runtimeschema.GroupKind) *paritySet {
+		if s := sets[setOf(f)]; s != nil && s.byGK[gk] != nil {
+			return s
+		}
+		for _, sameProject := range []bool{true, false} {
+			for _, n := range names {
+				if strings.HasPrefix(n, f.Project+"/") == sameProject && sets[n].byGK[gk] != nil {
+					return sets[n]
+				}
+			}
+		}
+		return nil
+	}
+	for _, f := range testcorpus.CRFiles(t, dir) {
+		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+		if err != nil {
+			continue // templates and broken samples: kubectl refuses them too
+		}
+		for i, d := range docs {
+			apiVersion, _ := d.Object["apiVersion"].(string)
+			kind, _ := d.Object["kind"].(string)
+			gv, err := runtimeschema.ParseGroupVersion(apiVersion)
+			if err != nil || kind == "" || schema.IsCRD(apiVersion, kind) {
+				continue
+			}
+			gvk := gv.WithKind(kind)
+			if s := find(f, gvk.GroupKind()); s != nil {
+				s.crs = append(s.crs, &parityCR{where: fmt.Sprintf("%s (document %d)", f.LocalPath, i+1), doc: d, gvk: gvk})
+			}
+		}
+	}
+	// The test joins a set's samples into one stream. A document at the end of
+	// a file may lack its final newline, and joining adds one, which changes
+	// a block scalar at its end: the server gets what the plugin reads.
+	for _, s := range sets {
+		for _, cr := range s.crs {
+			b, err := cr.doc.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > 0 && b[len(b)-1] != '\n' {
+				docs, err := document.Read(bytes.NewReader(append(b, '\n')), cr.doc.Source.File)
+				if err != nil || len(docs) != 1 {
+					t.Fatalf("%s: reading it again with a final newline: %v", cr.where, err)
+				}
+				cr.doc = docs[0]
+			}
+		}
+	}
+	return sets, names
+}
+
+// replaceCRD makes crd the cluster's CRD of its name: an existing one is
+// deleted first (an update could be refused: stored versions, scope), then
+// it waits until the new one is established.
+func replaceCRD(ctx context.Context, client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	crd = crd.DeepCopy()
+	crd.ResourceVersion = ""
+	if err := crds.Delete(ctx, crd.Name, metav1.DeleteOptions{}); err == nil {
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			return fmt.Errorf("deleting the previous CRD %s: %v", crd.Name, err)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// createDryRun posts obj with dryRun=All and fieldValidation=Warn. Right
+// after a CRD is established its endpoint may still answer 404 for a moment.
+func createDryRun(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Warn"}
+	var (
+		got *unstructured.Unstructured
+		err error
+	)
+	for i := 0; i < 50; i++ {
+		got, err = ri.Create(ctx, obj, opts)
+		if !apierrors.IsNotFound(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return got, err
+}
+
+// normalizeServerObject drops what the server assigns on create (identity,
+// timestamps, managed fields) and the namespace the request supplied; numbers
+// become json.Numbers (the server decodes integers to int64, JSON to float64).
+func normalizeServerObject(obj, sent map[string]interface{}) map[string]interface{} {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	obj = nil
+	if err := dec.Decode(&obj); err != nil {
+		panic(err)
+	}
+	md, _ := obj["metadata"].(map[string]interface{})
+	for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"} {
+		delete(md, k)
+	}
+	if ns, _, _ := unstructured.NestedString(sent, "metadata", "namespace"); ns == "" {
+		delete(md, "namespace")
+	}
+	if name, _, _ := unstructured.NestedString(sent, "metadata", "name"); name == "" {
+		delete(md, "name") // generateName
+	}
+	return obj
+}
+
+var _ rest.WarningHandler = &warningCollector{}
