@@ -32,7 +32,8 @@ type PruneOptions struct {
 	FailOnPrune bool
 	Offline     bool
 
-	cluster *cluster
+	cluster  *cluster
+	progress *progress
 	genericiooptions.IOStreams
 }
 
@@ -155,7 +156,9 @@ func (o *PruneOptions) Run() error {
 		errs    []error
 		changed bool
 	)
-	for _, d := range docs {
+	o.progress = newProgress(o.ErrOut, len(docs), "objects")
+	for i, d := range docs {
+		o.progress.step(i)
 		res, err := prune.Document(d, reg, prune.Options{Defaults: o.Defaults})
 		if err != nil {
 			errs = append(errs, err)
@@ -170,6 +173,7 @@ func (o *PruneOptions) Run() error {
 			changed = true
 		}
 	}
+	o.progress.clear()
 	if len(errs) > 0 {
 		// Nothing on stdout: a pipeline must not apply a half-checked stream.
 		for _, err := range errs[:len(errs)-1] {
@@ -289,6 +293,7 @@ func namespaced(reg *schema.Registry, ref prune.ObjectRef) bool {
 
 // warn prints a line per change, kubectl-style.
 func (o *PruneOptions) warn(res *prune.Result) {
+	o.progress.clear()
 	switch res.Status {
 	case prune.MissingCRD:
 		if strings.HasSuffix(res.Object.Kind, "List") {
