@@ -34,6 +34,7 @@ type config struct {
 	dataDir       string
 	kubeconfigOut string
 	contextName   string
+	legacyCRDs    []string
 }
 
 func main() {
@@ -43,6 +44,10 @@ func main() {
 	flag.StringVar(&c.dataDir, "data-dir", "", "directory for etcd data and the serving certificate, kept across restarts (default: a temporary directory removed on exit)")
 	flag.StringVar(&c.kubeconfigOut, "kubeconfig-out", "", "where to write the kubeconfig (default: <data-dir>/kubeconfig)")
 	flag.StringVar(&c.contextName, "context-name", "crd-test", "kubeconfig context with namespace default; <name>-other has namespace other, <name>-denied a user refused everything")
+	flag.Func("legacy-crd", "an apiextensions.k8s.io/v1beta1 CRD file to write into etcd before the server starts, past validation, like a legacy non-structural CRD of an upgraded cluster (repeatable)", func(f string) error {
+		c.legacyCRDs = append(c.legacyCRDs, f)
+		return nil
+	})
 	// Of klog's many flags only --v: they would swamp --help.
 	klogFlags := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(klogFlags)
@@ -100,6 +105,9 @@ func run(ctx context.Context, c config) error {
 		}
 	}()
 
+	if err := seedLegacyCRDs("http://"+etcd.Clients[0].Addr().String(), c.legacyCRDs); err != nil {
+		return fmt.Errorf("--legacy-crd: %w", err)
+	}
 	server, certFile, err := newAPIServer(dir, c.port, etcd.Clients[0].Addr().String())
 	if err != nil {
 		return err

@@ -37,7 +37,8 @@ type testCluster struct {
 	kubeconfig string
 	// own is true for the suite's own server, whose kubeconfig has the
 	// contexts crd-test (namespace default), crd-test-other (namespace
-	// other) and crd-test-denied (a user refused everything).
+	// other) and crd-test-denied (a user refused everything), and which
+	// holds the legacy CRD of testdata/legacy-crd.yaml.
 	own    bool
 	server *exec.Cmd
 	exited chan error // receives once the server process is gone
@@ -70,7 +71,8 @@ func startCluster(root, dir string) (*testCluster, error) {
 	defer logFile.Close()
 	server := exec.Command(filepath.Join(root, "_output", "bin", "crd-test-apiserver"),
 		"--port", strconv.Itoa(apiserverPort), "--etcd-port", strconv.Itoa(etcdPort),
-		"--data-dir", filepath.Join(dir, "data"), "--kubeconfig-out", kubeconfig)
+		"--data-dir", filepath.Join(dir, "data"), "--kubeconfig-out", kubeconfig,
+		"--legacy-crd", filepath.Join(root, "test", "e2e", "testdata", "legacy-crd.yaml"))
 	server.Stdout, server.Stderr = logFile, logFile
 	// Should the test binary die without cleaning up (a panic, a timeout),
 	// the kernel kills the server with it.
