@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
 // ExplainStructuralOptions are the options of "kubectl crd explain-structural".
@@ -106,6 +107,9 @@ type crdReport struct {
 	Cluster    string           `json:"cluster,omitempty"`
 	Structural bool             `json:"structural"`
 	Violations []violation      `json:"violations"`
+	// Mutability lists where the markers of KEP "Immutable fields" break its
+	// placement rules (CRD files only: the server drops the markers).
+	Mutability []violation `json:"mutability,omitempty"`
 	// ServerCondition is the cluster's NonStructuralSchema condition, when it has set one.
 	ServerCondition *serverCondition `json:"serverCondition,omitempty"`
 	Versions        []versionReport  `json:"versions"`
@@ -154,6 +158,13 @@ func (o *ExplainStructuralOptions) Run() error {
 		r, err := o.explain(c.CRD)
 		if err != nil {
 			return inputError(fmt.Errorf("%s: %w", c.Source, err))
+		}
+		_, placement := update.CRDSchemas(c.Raw)
+		for _, e := range placement {
+			if o.Version != "" && !violationOfVersion(e.Field, c.CRD.Versions(), o.Version) {
+				continue
+			}
+			r.Mutability = append(r.Mutability, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
 		}
 		r.Source = &src
 		report.CRDs = append(report.CRDs, r)
@@ -212,7 +223,7 @@ func (o *ExplainStructuralOptions) Run() error {
 		printStructuralText(o.Out, report)
 	}
 	for _, r := range report.CRDs {
-		if !r.Structural {
+		if !r.Structural || len(r.Mutability) > 0 {
 			return errFindings
 		}
 	}
@@ -278,6 +289,12 @@ func printStructuralText(w io.Writer, report structuralReport) {
 		fmt.Fprintf(w, "CustomResourceDefinition %s (%s): %s\n", r.Name, where, verdict)
 		for _, v := range r.Violations {
 			fmt.Fprintf(w, "  %s\n", v.Message)
+		}
+		if len(r.Mutability) > 0 {
+			fmt.Fprintf(w, "  %d misplaced mutability markers (KEP \"Immutable fields\", emulated by kubectl crd):\n", len(r.Mutability))
+			for _, v := range r.Mutability {
+				fmt.Fprintf(w, "  %s\n", v.Message)
+			}
 		}
 		if c := r.ServerCondition; c != nil {
 			fmt.Fprintf(w, "  server condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)

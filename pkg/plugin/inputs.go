@@ -96,6 +96,9 @@ func expand(name string, recursive bool) ([]string, error) {
 type loadedCRD struct {
 	CRD    *schema.CRD
 	Source document.Source
+	// Raw is the CRD as written: what the server would drop, such as the
+	// mutability markers, is still there.
+	Raw map[string]interface{}
 }
 
 // crdOf decodes a document that is a CustomResourceDefinition; ok is false
@@ -125,5 +128,5 @@ func crdOf(d *document.Document) (*loadedCRD, bool, error) {
 			}
 		}
 	}
-	return &loadedCRD{CRD: schema.NewCRD(obj), Source: d.Source}, true, nil
+	return &loadedCRD{CRD: schema.NewCRD(obj), Source: d.Source, Raw: d.Object}, true, nil
 }

@@ -352,3 +352,27 @@ Warning: Gadget g: "status" is ignored: the CRD has the status subresource, so o
 		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, out)
 	}
 }
+
+// Misplaced mutability markers are findings of explain-structural, with paths.
+func TestExplainMutabilityPlacement(t *testing.T) {
+	r := run(t, "", "explain-structural", "-f", "testdata/mutability/crd.yaml")
+	want := `CustomResourceDefinition volumes.storage.example.com (testdata/mutability/crd.yaml:2): structural
+  2 misplaced mutability markers (KEP "Immutable fields", emulated by kubectl crd):
+  spec.versions[0].schema.openAPIV3Schema.properties[metadata].x-kubernetes-mutability: Forbidden: must not be set in metadata
+  spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-key-mutability: Forbidden: only allowed for arrays and for objects with additionalProperties (maps), not for objects with properties or scalars
+`
+	if r.code != ExitFindings || !strings.HasPrefix(r.stdout, want) {
+		t.Errorf("exit %d, stdout:\n%s\nwant prefix:\n%s", r.code, r.stdout, want)
+	}
+	r = run(t, "", "explain-structural", "-f", "testdata/mutability/crd.yaml", "-o", "json")
+	var report struct {
+		CRDs []struct {
+			Mutability []struct{ Field, Type string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || len(report.CRDs) != 1 || len(report.CRDs[0].Mutability) != 2 ||
+		report.CRDs[0].Mutability[0].Field != "spec.versions[0].schema.openAPIV3Schema.properties[metadata].x-kubernetes-mutability" ||
+		report.CRDs[0].Mutability[0].Type != "Forbidden" {
+		t.Errorf("json: %v\n%s", err, r.stdout)
+	}
+}
