@@ -17,6 +17,7 @@ import (
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -29,6 +30,7 @@ type cluster struct {
 
 	client    apiextensionsclient.Interface
 	discovery discovery.CachedDiscoveryInterface
+	dynamic   dynamic.Interface
 	crds      []*liveCRD // nil until listed
 }
 
@@ -269,4 +271,32 @@ func (c *cluster) Namespace() (string, bool) {
 		return "", false
 	}
 	return ns, explicit
+}
+
+// GetObject reads an object from the cluster; nil when it does not exist.
+func (c *cluster) GetObject(ctx context.Context, gvr runtimeschema.GroupVersionResource, namespace, name string) (map[string]interface{}, error) {
+	if err := c.connect(); err != nil {
+		return nil, err
+	}
+	if c.dynamic == nil {
+		cfg, err := c.flags.ToRESTConfig()
+		if err != nil {
+			return nil, clusterError("kubeconfig: %v", err)
+		}
+		if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+			return nil, clusterError("kubeconfig: %v", err)
+		}
+	}
+	var ri dynamic.ResourceInterface = c.dynamic.Resource(gvr)
+	if namespace != "" {
+		ri = c.dynamic.Resource(gvr).Namespace(namespace)
+	}
+	obj, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, c.apiError(fmt.Sprintf("getting %s %s/%s", gvr.GroupResource(), namespace, name), err)
+	}
+	return obj.Object, nil
 }

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
 )
 
 type result struct {
@@ -375,4 +378,66 @@ func TestExplainMutabilityPlacement(t *testing.T) {
 		report.CRDs[0].Mutability[0].Type != "Forbidden" {
 		t.Errorf("json: %v\n%s", err, r.stdout)
 	}
+}
+
+// Every example of KEP "Immutable fields", through the CLI offline: exit 0
+// where the KEP allows the update, 1 where it refuses it.
+func TestCheckUpdateKEPExamples(t *testing.T) {
+	cases, err := kepimmutable.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i, tc := range cases {
+		crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing, plural: things}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+` + indent(tc.Schema, "        ")
+		crdFile := filepath.Join(dir, fmt.Sprintf("crd-%d.yaml", i))
+		oldFile := filepath.Join(dir, fmt.Sprintf("old-%d.json", i))
+		newFile := filepath.Join(dir, fmt.Sprintf("new-%d.json", i))
+		for name, content := range map[string]string{crdFile: crd, oldFile: thing(t, tc.Old), newFile: thing(t, tc.New)} {
+			if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := run(t, "", "check-update", "--offline", "--crd-file", crdFile, "--old", oldFile, "-f", newFile)
+		want := ExitFindings
+		if tc.Allowed {
+			want = ExitOK
+		}
+		if r.code != want {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.Name, r.code, want, r.stdout, r.stderr)
+		}
+	}
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return prefix + strings.Join(lines, "\n"+prefix) + "\n"
+}
+
+// thing makes a Thing object of the fields of a KEP example's object.
+func thing(t *testing.T, fields string) string {
+	var obj map[string]interface{}
+	if err := json.Unmarshal([]byte(fields), &obj); err != nil {
+		t.Fatal(err)
+	}
+	obj["apiVersion"], obj["kind"] = "example.com/v1", "Thing"
+	obj["metadata"] = map[string]interface{}{"name": "t", "namespace": "default"}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

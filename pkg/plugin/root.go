@@ -49,6 +49,7 @@ It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files
 	cmd.AddCommand(
 		NewCmdExplainStructural(configFlags, streams),
 		NewCmdPrune(configFlags, streams),
+		NewCmdCheckUpdate(configFlags, streams),
 		NewCmdVersion(streams),
 	)
 	return cmd

@@ -8,229 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
 )
-
-var modes = []Mutability{Immutable, AddOnly, RemoveOnly}
-
-// transition is an update of the KEP's examples, with the modes that allow it.
-type transition struct {
-	old, new string
-	allowed  []Mutability
-}
-
-var all = modes
-
-// kepExample is one of the examples of KEP "Immutable fields", with its
-// schema (MODE stands for the mode under test, LISTTYPE and MAPTYPE for each
-// list or map type the example names) and its transitions.
-type kepExample struct {
-	name      string
-	schema    string
-	modes     []Mutability // the modes the example is about
-	listTypes []string
-	mapTypes  []string
-	cases     []transition
-}
-
-var kepExamples = []kepExample{
-	{
-		name: "1 mutable object, immutable fields",
-		schema: `
-properties:
-  foo: {type: string, x-kubernetes-mutability: MODE}`,
-		modes: modes,
-		cases: []transition{
-			{`{}`, `{"foo":"a"}`, []Mutability{AddOnly}},
-			{`{"foo":"a"}`, `{}`, []Mutability{RemoveOnly}},
-			{`{"foo":"a"}`, `{"foo":"b"}`, nil},
-			{`{"foo":"a"}`, `{"foo":"a"}`, all},
-		},
-	},
-	{
-		name: "2 mutable array, immutable items, list type undefined or atomic",
-		schema: `
-properties:
-  foo:
-    type: array
-    LISTTYPE
-    items: {type: object, properties: {x: {type: string}}, x-kubernetes-mutability: MODE}`,
-		modes:     []Mutability{Immutable},
-		listTypes: []string{"", "atomic"},
-		cases: []transition{
-			{`{}`, `{"foo":[{"x":"a"}]}`, all},
-			{`{"foo":[{"x":"a"}]}`, `{}`, all},
-			{`{"foo":[{"x":"a"}]}`, `{"foo":[{"x":"a"},{"x":"b"}]}`, all},
-			{`{"foo":[{"x":"a"}]}`, `{"foo":[]}`, all},
-			{`{"foo":[{"x":"a"}]}`, `{"foo":[{"x":"b"}]}`, nil},
-			{`{"foo":[{"x":"a"}]}`, `{"foo":[{"x":"b"},{"x":"a"}]}`, nil},
-		},
-	},
-	{
-		name: "3 mutable array, immutable items, list type map",
-		schema: `
-properties:
-  foo:
-    type: array
-    x-kubernetes-list-type: map
-    x-kubernetes-list-map-keys: [k]
-    items: {type: object, properties: {k: {type: string}, v: {type: integer}}, x-kubernetes-mutability: MODE}`,
-		modes: []Mutability{Immutable},
-		cases: []transition{
-			{`{}`, `{"foo":[{"k":"a"}]}`, all},
-			{`{"foo":[{"k":"a"}]}`, `{}`, all},
-			{`{"foo":[{"k":"a"}]}`, `{"foo":[{"k":"a"},{"k":"b"}]}`, all},
-			{`{"foo":[{"k":"a"}]}`, `{"foo":[]}`, all},
-			{`{"foo":[{"k":"a"}]}`, `{"foo":[{"k":"b"}]}`, all},
-			{`{"foo":[{"k":"a"},{"k":"b"}]}`, `{"foo":[{"k":"b"},{"k":"a"}]}`, all},
-			{`{"foo":[{"k":"a","v":1}]}`, `{"foo":[{"k":"a","v":2}]}`, nil},
-		},
-	},
-	{
-		name: "4 mutable array, immutable items, list type set",
-		schema: `
-properties:
-  foo:
-    type: array
-    x-kubernetes-list-type: set
-    items: {type: string, x-kubernetes-mutability: MODE}`,
-		modes: []Mutability{Immutable},
-		cases: []transition{
-			{`{}`, `{"foo":["a"]}`, all},
-			{`{"foo":["a"]}`, `{}`, all},
-			{`{"foo":["a"]}`, `{"foo":["a","b"]}`, all},
-			{`{"foo":["a"]}`, `{"foo":[]}`, all},
-			{`{"foo":["a"]}`, `{"foo":["b"]}`, all},
-			{`{"foo":["a"]}`, `{"foo":["b","a"]}`, all},
-		},
-	},
-	{
-		name: "4b mutable set of atomic string maps",
-		schema: `
-properties:
-  foo:
-    type: array
-    x-kubernetes-list-type: set
-    items:
-      type: object
-      x-kubernetes-mutability: MODE
-      x-kubernetes-map-type: atomic
-      additionalProperties: {type: string}`,
-		modes: []Mutability{Immutable},
-		cases: []transition{
-			{`{"foo":[{"a":"1"}]}`, `{"foo":[{"a":"1"},{"b":"2"}]}`, all},
-			{`{"foo":[{"a":"1"}]}`, `{"foo":[{"a":"2"}]}`, all},
-			{`{"foo":[{"a":"1"},{"b":"2"}]}`, `{"foo":[{"b":"2"}]}`, all},
-		},
-	},
-	{
-		name: "5 mutable map, immutable values",
-		schema: `
-properties:
-  foo:
-    type: object
-    MAPTYPE
-    additionalProperties: {type: string, x-kubernetes-mutability: MODE}`,
-		modes:    []Mutability{Immutable},
-		mapTypes: []string{"", "granular", "atomic"},
-		cases: []transition{
-			{`{}`, `{"foo":{"a":"1"}}`, all},
-			{`{"foo":{"a":"1"}}`, `{}`, all},
-			{`{"foo":{"a":"1"}}`, `{"foo":{"a":"1","b":"2"}}`, all},
-			{`{"foo":{"a":"1"}}`, `{"foo":{}}`, all},
-			{`{"foo":{"a":"1"}}`, `{"foo":{"b":"1"}}`, all},
-			{`{"foo":{"a":"1"}}`, `{"foo":{"a":"2"}}`, nil},
-		},
-	},
-	{
-		name: "7 immutable array keys, list type undefined or atomic",
-		schema: `
-properties:
-  foo:
-    type: array
-    LISTTYPE
-    x-kubernetes-key-mutability: MODE
-    items: {type: object, properties: {x: {type: string}}}`,
-		modes:     modes,
-		listTypes: []string{"", "atomic"},
-		cases: []transition{
-			{`{}`, `{"foo":[]}`, all},
-			{`{"foo":[]}`, `{}`, all},
-			{`{"foo":[{"x":"a"}]}`, `{"foo":[{"x":"b"}]}`, all},
-			{`{}`, `{"foo":[{"x":"a"}]}`, []Mutability{AddOnly}},
-			{`{"foo":[{"x":"a"}]}`, `{"foo":[{"x":"a"},{"x":"b"}]}`, []Mutability{AddOnly}},
-			{`{"foo":[{"x":"a"}]}`, `{"foo":[{"x":"b"},{"x":"a"}]}`, []Mutability{AddOnly}},
-			{`{"foo":[{"x":"a"}]}`, `{}`, []Mutability{RemoveOnly}},
-			{`{"foo":[{"x":"a"}]}`, `{"foo":[]}`, []Mutability{RemoveOnly}},
-		},
-	},
-	{
-		name: "8 immutable array keys, list type map",
-		schema: `
-properties:
-  foo:
-    type: array
-    x-kubernetes-list-type: map
-    x-kubernetes-list-map-keys: [k]
-    x-kubernetes-key-mutability: MODE
-    items: {type: object, properties: {k: {type: string}, v: {type: integer}}}`,
-		modes: modes,
-		cases: []transition{
-			{`{}`, `{"foo":[]}`, all},
-			{`{"foo":[]}`, `{}`, all},
-			{`{"foo":[{"k":"a","v":1}]}`, `{"foo":[{"k":"a","v":2}]}`, all},
-			{`{"foo":[{"k":"a"},{"k":"b"}]}`, `{"foo":[{"k":"b"},{"k":"a"}]}`, all},
-			{`{}`, `{"foo":[{"k":"a"}]}`, []Mutability{AddOnly}},
-			{`{"foo":[{"k":"a"}]}`, `{"foo":[{"k":"a"},{"k":"b"}]}`, []Mutability{AddOnly}},
-			{`{"foo":[{"k":"a"}]}`, `{}`, []Mutability{RemoveOnly}},
-			{`{"foo":[{"k":"a"}]}`, `{"foo":[]}`, []Mutability{RemoveOnly}},
-			{`{"foo":[{"k":"a"}]}`, `{"foo":[{"k":"b"}]}`, nil},
-		},
-	},
-	{
-		// The KEP's text says removing a key is "disallowed for RemoveOnly";
-		// Examples 7, 8 and 10 allow it for RemoveOnly, and so does this
-		// reading (docs/mutability.md).
-		name: "9 immutable array keys, list type set",
-		schema: `
-properties:
-  foo:
-    type: array
-    x-kubernetes-list-type: set
-    x-kubernetes-key-mutability: MODE
-    items: {type: string}`,
-		modes: modes,
-		cases: []transition{
-			{`{}`, `{"foo":[]}`, all},
-			{`{"foo":[]}`, `{}`, all},
-			{`{"foo":["a","b"]}`, `{"foo":["b","a"]}`, all},
-			{`{"foo":["a"]}`, `{"foo":["a","b"]}`, []Mutability{AddOnly}},
-			{`{"foo":["a"]}`, `{"foo":["b","a"]}`, []Mutability{AddOnly}},
-			{`{"foo":["a"]}`, `{"foo":[]}`, []Mutability{RemoveOnly}},
-			{`{"foo":["a"]}`, `{"foo":["b"]}`, nil},
-		},
-	},
-	{
-		name: "10 immutable map keys",
-		schema: `
-properties:
-  foo:
-    type: object
-    MAPTYPE
-    x-kubernetes-key-mutability: MODE
-    additionalProperties: {type: string}`,
-		modes:    modes,
-		mapTypes: []string{"", "granular", "atomic"},
-		cases: []transition{
-			{`{}`, `{"foo":{}}`, all},
-			{`{"foo":{}}`, `{}`, all},
-			{`{"foo":{"a":"1"}}`, `{"foo":{"a":"2"}}`, all},
-			{`{}`, `{"foo":{"a":"1"}}`, []Mutability{AddOnly}},
-			{`{"foo":{"a":"1"}}`, `{"foo":{"a":"1","b":"2"}}`, []Mutability{AddOnly}},
-			{`{"foo":{"a":"1"}}`, `{}`, []Mutability{RemoveOnly}},
-			{`{"foo":{"a":"1"}}`, `{"foo":{"b":"1"}}`, nil},
-		},
-	},
-}
 
 func mustSchema(t *testing.T, y string) *Schema {
 	t.Helper()
@@ -263,44 +43,26 @@ func contains(ms []Mutability, m Mutability) bool {
 	return false
 }
 
+// Every example of the KEP, in every mode, list type and map type it names.
 func TestKEPExamples(t *testing.T) {
-	for _, ex := range kepExamples {
-		listTypes, mapTypes := ex.listTypes, ex.mapTypes
-		if listTypes == nil {
-			listTypes = []string{""}
+	cases, err := kepimmutable.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		s := mustSchema(t, strings.TrimPrefix(tc.Schema, "type: object\n"))
+		v := CheckMutability(s, mustObject(t, tc.Old), mustObject(t, tc.New))
+		if tc.Allowed != (len(v) == 0) {
+			t.Errorf("%s: allowed = %v, want %v (violations: %+v)", tc.Name, len(v) == 0, tc.Allowed, v)
 		}
-		if mapTypes == nil {
-			mapTypes = []string{""}
-		}
-		for _, mode := range ex.modes {
-			for _, lt := range listTypes {
-				for _, mt := range mapTypes {
-					y := strings.ReplaceAll(ex.schema, "MODE", string(mode))
-					y = strings.ReplaceAll(y, "LISTTYPE", typeLine("x-kubernetes-list-type", lt))
-					y = strings.ReplaceAll(y, "MAPTYPE", typeLine("x-kubernetes-map-type", mt))
-					s := mustSchema(t, y)
-					for _, tc := range ex.cases {
-						name := fmt.Sprintf("Example %s, %s, list type %q, map type %q: %s -> %s", ex.name, mode, lt, mt, tc.old, tc.new)
-						v := CheckMutability(s, mustObject(t, tc.old), mustObject(t, tc.new))
-						if want := contains(tc.allowed, mode); want != (len(v) == 0) {
-							t.Errorf("%s: allowed = %v, want %v (violations: %+v)", name, len(v) == 0, want, v)
-						}
-						// Nothing is ever refused for staying the same.
-						if v := CheckMutability(s, mustObject(t, tc.old), mustObject(t, tc.old)); len(v) > 0 {
-							t.Errorf("%s: identical objects refused: %+v", name, v)
-						}
-					}
-				}
-			}
+		// Nothing is ever refused for staying the same.
+		if v := CheckMutability(s, mustObject(t, tc.Old), mustObject(t, tc.Old)); len(v) > 0 {
+			t.Errorf("%s: identical objects refused: %+v", tc.Name, v)
 		}
 	}
-}
-
-func typeLine(key, value string) string {
-	if value == "" {
-		return ""
+	if len(cases) < 100 {
+		t.Errorf("only %d cases", len(cases))
 	}
-	return key + ": " + value
 }
 
 // The recursive scope: a marker makes everything below it Immutable, and a

@@ -1,0 +1,113 @@
+package update
+
+import (
+	"context"
+	"fmt"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// updateStrategy is what the CRD handler's registry runs on an update.
+type updateStrategy interface {
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+// Validator runs the API server's own update validation of custom
+// resources of one CRD version: the custom resource strategy of
+// k8s.io/apiextensions-apiserver, built as the CRD handler builds it
+// (schema validation with ratcheting, x-kubernetes-validations with
+// transition rules, metadata, list types, scale). Build it once per CRD
+// version: it compiles the CEL rules.
+type Validator struct {
+	strategy updateStrategy
+	crd      *schema.CRD
+	version  string
+}
+
+// NewValidator builds the validator of a served version of crd.
+func NewValidator(crd *schema.CRD, version string) (*Validator, error) {
+	v, ok := crd.Version(version)
+	if !ok {
+		return nil, fmt.Errorf("CustomResourceDefinition %s has no version %q", crd.Name(), version)
+	}
+	structural, err := crd.ServedSchema(version)
+	if err != nil {
+		return nil, err
+	}
+	var internal *apiextensionsinternal.CustomResourceValidation
+	if v.Schema != nil {
+		internal = &apiextensionsinternal.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err != nil {
+			return nil, err
+		}
+	}
+	var props *apiextensionsinternal.JSONSchemaProps
+	if internal != nil {
+		props = internal.OpenAPIV3Schema
+	}
+	schemaValidator, _, err := apiextensionsvalidation.NewSchemaValidator(props)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		status          *apiextensionsinternal.CustomResourceSubresourceStatus
+		statusValidator apiextensionsvalidation.SchemaValidator
+		scale           *apiextensionsinternal.CustomResourceSubresourceScale
+	)
+	if v.Subresources != nil && v.Subresources.Status != nil {
+		status = &apiextensionsinternal.CustomResourceSubresourceStatus{}
+		if props != nil {
+			if s, ok := props.Properties["status"]; ok {
+				if statusValidator, _, err = apiextensionsvalidation.NewSchemaValidator(&s); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if v.Subresources != nil && v.Subresources.Scale != nil {
+		scale = &apiextensionsinternal.CustomResourceSubresourceScale{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(v.Subresources.Scale, scale, nil); err != nil {
+			return nil, err
+		}
+	}
+	gvk := crd.GroupKind().WithVersion(version)
+	strategy := customresource.NewStrategy(crdserverscheme.NewUnstructuredObjectTyper(), !crd.ClusterScoped(), gvk,
+		schemaValidator, statusValidator, structural, status, scale, v.SelectableFields)
+	return &Validator{strategy: strategy, crd: crd, version: version}, nil
+}
+
+// ValidateUpdate returns what the server refuses of updating old (as
+// stored) to new (as stored after the request decoding): it runs the
+// registry's PrepareForUpdate on a copy of new (status kept from old under
+// the status subresource), then its ValidateUpdate.
+func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorList {
+	uOld := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(old)}
+	uNew := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(new)}
+	// What the server fills in from the stored object on an update: its
+	// identity, which files do not carry.
+	if uOld.GetResourceVersion() == "" {
+		uOld.SetResourceVersion("1")
+	}
+	uNew.SetResourceVersion(uOld.GetResourceVersion())
+	if uOld.GetUID() == "" {
+		uOld.SetUID("00000000-0000-0000-0000-000000000000")
+	}
+	uNew.SetUID(uOld.GetUID())
+	uNew.SetCreationTimestamp(uOld.GetCreationTimestamp())
+	if uOld.GetNamespace() != "" && uNew.GetNamespace() == "" {
+		uNew.SetNamespace(uOld.GetNamespace())
+	}
+	ctx := context.Background()
+	v.strategy.PrepareForUpdate(ctx, uNew, uOld)
+	return v.strategy.ValidateUpdate(ctx, uNew, uOld)
+}

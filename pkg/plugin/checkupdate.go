@@ -1,0 +1,337 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+)
+
+// CheckUpdateOptions are the options of "kubectl crd check-update".
+type CheckUpdateOptions struct {
+	Filenames []string
+	Old       []string
+	Recursive bool
+	CRDFiles  []string
+	Output    string
+	Offline   bool
+
+	cluster *cluster
+	genericiooptions.IOStreams
+}
+
+// NewCmdCheckUpdate returns "kubectl crd check-update".
+func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags)}
+	cmd := &cobra.Command{
+		Use:   "check-update -f NEW [--old OLD] [--crd-file CRD]... [-o text|json]",
+		Short: "Tell whether the API server, or the CRD's mutability markers, would refuse an update",
+		Long: `Compare each new object with its old version, as the API server stores both (pruned and
+defaulted), and report what would refuse the update:
+
+  - the API server's own update validation, by its own code: the schema with ratcheting, CEL rules
+    of x-kubernetes-validations including transition rules (self == oldSelf, optionalOldSelf),
+    metadata and list types;
+  - the mutability markers of KEP "Immutable fields" (x-kubernetes-mutability,
+    x-kubernetes-key-mutability) in CRD files: the server ignores them, kubectl crd enforces them
+    as the KEP specifies.
+
+Old objects come from --old files (matched by group, kind, namespace and name), else from the
+cluster; an object without an old version is a create, and is only pruned. CRDs come from
+--crd-file and the inputs, else from the cluster (mutability markers only from files: the server
+drops them). What the server would drop from the new objects is reported as warnings.
+` + exitCodesHelp,
+		Example: `  # Would applying these objects be refused by the cluster?
+  kubectl crd check-update -f cr.yaml
+
+  # Offline: against the previously applied objects and the CRD file
+  kubectl crd check-update --offline --crd-file crd.yaml --old applied/ -f rendered/ -R
+
+  # For CI: the verdict as JSON
+  kubectl crd check-update --crd-file crd.yaml --old old.yaml -f new.yaml -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "files or directories with the new objects, - for stdin (repeatable)")
+	cmd.Flags().StringSliceVar(&o.Old, "old", nil, "files or directories with the old objects (default: read them from the cluster)")
+	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories recursively")
+	cmd.Flags().StringSliceVar(&o.CRDFiles, "crd-file", nil, "CustomResourceDefinition files or directories (repeatable)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *CheckUpdateOptions) Validate() error {
+	if len(o.Filenames) == 0 {
+		return usageErrorf("no input: give the new objects with -f FILE|DIR|-")
+	}
+	if o.Offline && len(o.Old) == 0 {
+		return usageErrorf("--offline needs the old objects: give them with --old FILE|DIR")
+	}
+	switch o.Output {
+	case "text", "json":
+	default:
+		return usageErrorf("unknown output format %q: use text or json", o.Output)
+	}
+	return nil
+}
+
+// updateReport is the -o json contract: fields are added, never renamed.
+type updateReport struct {
+	Items []updateItem `json:"items"`
+}
+
+type updateItem struct {
+	Object     prune.ObjectRef  `json:"object"`
+	Source     document.Source  `json:"source"`
+	Status     string           `json:"status"`
+	Violations []update.Finding `json:"violations"`
+	Warnings   []prune.Change   `json:"warnings"`
+}
+
+// Statuses of an item.
+const (
+	updateChecked = "Checked"
+	updateCreate  = "Create"     // no old object: nothing to compare
+	updateNoCRD   = "MissingCRD" // offline, no CRD known
+	updateSkipped = "NotCustomResource"
+)
+
+type objectKey struct {
+	group, kind, namespace, name string
+}
+
+func keyOf(obj map[string]interface{}) objectKey {
+	ref := prune.Ref(obj)
+	gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	return objectKey{gv.Group, ref.Kind, ref.Namespace, ref.Name}
+}
+
+// Run reads schemas, old and new objects, and reports.
+func (o *CheckUpdateOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var fileCRDs []*loadedCRD
+	crdDocs, err := readInputs(o.CRDFiles, o.Recursive, o.In)
+	if err != nil {
+		return err
+	}
+	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
+	if err != nil {
+		return err
+	}
+	for _, d := range append(crdDocs, docs...) {
+		c, ok, err := crdOf(d)
+		if err != nil {
+			return inputError(err)
+		}
+		if ok {
+			fileCRDs = append(fileCRDs, c)
+		}
+	}
+	olds := map[objectKey]*document.Document{}
+	if len(o.Old) > 0 {
+		oldDocs, err := readInputs(o.Old, o.Recursive, o.In)
+		if err != nil {
+			return err
+		}
+		for _, d := range oldDocs {
+			olds[keyOf(d.Object)] = d
+		}
+	}
+	p := &PruneOptions{Offline: o.Offline, cluster: o.cluster, IOStreams: o.IOStreams}
+	crds := make([]*schema.CRD, len(fileCRDs))
+	for i, c := range fileCRDs {
+		crds[i] = c.CRD
+	}
+	reg, err := p.registry(ctx, crds, docs)
+	if err != nil {
+		return err
+	}
+	// Mutability markers, from the CRD files only (last one wins, as in the registry).
+	markers := map[runtimeschema.GroupKind]map[string]*update.Schema{}
+	for _, c := range fileCRDs {
+		m, _ := update.CRDSchemas(c.Raw)
+		markers[c.CRD.GroupKind()] = m
+	}
+	namespace, explicit := o.cluster.Namespace()
+	if o.Offline && !explicit {
+		namespace = ""
+	}
+
+	validators := map[string]*update.Validator{}
+	var report updateReport
+	refused := false
+	for _, d := range docs {
+		ref := prune.Ref(d.Object)
+		item := updateItem{Object: ref, Source: d.Source, Violations: []update.Finding{}, Warnings: []prune.Change{}}
+		gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || ref.Kind == "" {
+			return inputError(&document.InputError{Source: d.Source, Msg: "not a Kubernetes object: apiVersion and kind must be set"})
+		}
+		crd, ok := reg.Lookup(ref.APIVersion, ref.Kind)
+		switch {
+		case schema.IsCRD(ref.APIVersion, ref.Kind) || (!ok && isBuiltinKind(ref.APIVersion)):
+			continue
+		case !ok:
+			item.Status = updateNoCRD
+			report.Items = append(report.Items, item)
+			continue
+		}
+		if item.Object.Namespace == "" && !crd.ClusterScoped() {
+			item.Object.Namespace = namespace
+		}
+		if crd.ClusterScoped() {
+			item.Object.Namespace = ""
+		}
+		key := objectKey{gv.Group, ref.Kind, item.Object.Namespace, ref.Name}
+		var old map[string]interface{}
+		if od, ok := olds[key]; ok {
+			old = od.Object
+		} else if od, ok := olds[keyOf(d.Object)]; ok {
+			old = od.Object
+		} else if !o.Offline && len(o.Old) == 0 {
+			plural := crd.Object.Spec.Names.Plural
+			old, err = o.cluster.GetObject(ctx, gv.WithResource(plural), item.Object.Namespace, ref.Name)
+			if err != nil {
+				return err
+			}
+		}
+		if old == nil {
+			item.Status = updateCreate
+			report.Items = append(report.Items, item)
+			continue
+		}
+		vkey := crd.Name() + "/" + gv.Version
+		validator := validators[vkey]
+		if validator == nil {
+			if validator, err = update.NewValidator(crd, gv.Version); err != nil {
+				return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
+			}
+			validators[vkey] = validator
+		}
+		out, err := update.Check(old, d.Object, crd, markers[crd.GroupKind()][gv.Version], validator)
+		if err != nil {
+			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
+		}
+		item.Status = updateChecked
+		for _, f := range out.Refused {
+			f.Line = lineOfPath(d, f.Path)
+			item.Violations = append(item.Violations, f)
+		}
+		for _, ch := range out.Pruned {
+			if ch.Action == prune.Added {
+				ch.Line = d.Line(ch.Segments[:len(ch.Segments)-1])
+			} else {
+				ch.Line = d.Line(ch.Segments)
+			}
+			if ch.Reason != prune.Defaulted {
+				item.Warnings = append(item.Warnings, ch)
+			}
+		}
+		refused = refused || len(item.Violations) > 0
+		report.Items = append(report.Items, item)
+	}
+
+	if o.Output == "json" {
+		if report.Items == nil {
+			report.Items = []updateItem{}
+		}
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	} else {
+		o.printText(report)
+	}
+	if refused {
+		return errFindings
+	}
+	return nil
+}
+
+func (o *CheckUpdateOptions) printText(report updateReport) {
+	for _, it := range report.Items {
+		switch it.Status {
+		case updateCreate:
+			fmt.Fprintf(o.Out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
+			continue
+		case updateNoCRD:
+			fmt.Fprintf(o.ErrOut, "Warning: %s: no CustomResourceDefinition for %s, kind %s: not checked (%s)\n", it.Object, it.Object.APIVersion, it.Object.Kind, it.Source)
+			continue
+		}
+		for _, w := range it.Warnings {
+			fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", it.Object, describeChange(w, &prune.Result{Object: it.Object}), document.Source{File: it.Source.File, Line: w.Line})
+		}
+		if len(it.Violations) == 0 {
+			fmt.Fprintf(o.Out, "%s: update allowed (%s)\n", it.Object, it.Source)
+			continue
+		}
+		for _, v := range it.Violations {
+			values := ""
+			if v.Old != nil || v.New != nil {
+				values = fmt.Sprintf(" (%s -> %s)", jsonOrAbsent(v.Old), jsonOrAbsent(v.New))
+			}
+			line := it.Source
+			if v.Line > 0 {
+				line.Line = v.Line
+			}
+			fmt.Fprintf(o.Out, "%s: refused: %s: %s: %s%s (%s)\n", it.Object, v.Path, v.Rule, v.Message, values, line)
+		}
+	}
+}
+
+func jsonOrAbsent(v interface{}) string {
+	if v == nil {
+		return "absent"
+	}
+	return jsonString(v)
+}
+
+// lineOfPath finds the source line of a path in the server's format
+// (spec.a[0].b, map keys in brackets), best effort: 0 when not found.
+func lineOfPath(d *document.Document, path string) int {
+	var p fieldpath.Path
+	for _, part := range strings.Split(path, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			p = append(p, fieldpath.Key(name))
+		}
+		for rest != "" {
+			var idx string
+			idx, rest, _ = strings.Cut(rest, "]")
+			rest = strings.TrimPrefix(rest, "[")
+			if n, err := strconv.Atoi(idx); err == nil {
+				p = append(p, fieldpath.Index(n))
+			} else {
+				p = append(p, fieldpath.Key(idx))
+			}
+		}
+	}
+	for ; len(p) > 0; p = p[:len(p)-1] {
+		if l := d.Line(p); l > 0 {
+			return l
+		}
+	}
+	return 0
+}
