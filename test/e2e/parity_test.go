@@ -396,10 +396,14 @@ func replaceCRD(ctx context.Context, client apiextensionsclient.Interface, crd *
 	})
 }
 
-// createDryRun posts obj with dryRun=All and fieldValidation=Warn. Right
-// after a CRD is established its endpoint may still answer 404 for a moment.
+// createDryRun posts obj with dryRun=All and fieldValidation=Warn.
 func createDryRun(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Warn"}
+	return createWith(ctx, ri, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Warn"})
+}
+
+// createWith creates obj. Right after a CRD is established its endpoint may
+// still answer 404 for a moment.
+func createWith(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
 	var (
 		got *unstructured.Unstructured
 		err error

@@ -1,7 +1,6 @@
 package update
 
 import (
-	"context"
 	"fmt"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -12,15 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
-
-// updateStrategy is what the CRD handler's registry runs on an update.
-type updateStrategy interface {
-	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
-	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
-}
 
 // Validator runs the API server's own update validation of custom
 // resources of one CRD version: the custom resource strategy of
@@ -29,7 +24,7 @@ type updateStrategy interface {
 // transition rules, metadata, list types, scale). Build it once per CRD
 // version: it compiles the CEL rules.
 type Validator struct {
-	strategy updateStrategy
+	strategy rest.RESTUpdateStrategy
 	crd      *schema.CRD
 	version  string
 }
@@ -87,27 +82,36 @@ func NewValidator(crd *schema.CRD, version string) (*Validator, error) {
 }
 
 // ValidateUpdate returns what the server refuses of updating old (as
-// stored) to new (as stored after the request decoding): it runs the
-// registry's PrepareForUpdate on a copy of new (status kept from old under
-// the status subresource), then its ValidateUpdate.
+// stored) to new (as stored after the request decoding). It follows
+// rest.BeforeUpdate of k8s.io/apiserver: the generation, UID and creation
+// timestamp come from the old object, the strategy's PrepareForUpdate runs
+// on a copy of new (status kept from old under the status subresource, the
+// generation bumped), then rest.ValidateUpdate with the strategy.
 func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorList {
 	uOld := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(old)}
 	uNew := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(new)}
-	// What the server fills in from the stored object on an update: its
-	// identity, which files do not carry.
+	// The stored object has an identity that files do not carry.
 	if uOld.GetResourceVersion() == "" {
 		uOld.SetResourceVersion("1")
 	}
-	uNew.SetResourceVersion(uOld.GetResourceVersion())
+	if uNew.GetResourceVersion() == "" {
+		uNew.SetResourceVersion(uOld.GetResourceVersion())
+	}
 	if uOld.GetUID() == "" {
 		uOld.SetUID("00000000-0000-0000-0000-000000000000")
 	}
-	uNew.SetUID(uOld.GetUID())
-	uNew.SetCreationTimestamp(uOld.GetCreationTimestamp())
 	if uOld.GetNamespace() != "" && uNew.GetNamespace() == "" {
 		uNew.SetNamespace(uOld.GetNamespace())
 	}
-	ctx := context.Background()
+	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), uNew.GetNamespace())
+
+	uNew.SetGeneration(uOld.GetGeneration())
 	v.strategy.PrepareForUpdate(ctx, uNew, uOld)
-	return v.strategy.ValidateUpdate(ctx, uNew, uOld)
+	if uNew.GetUID() == "" {
+		uNew.SetUID(uOld.GetUID())
+	}
+	if t := uOld.GetCreationTimestamp(); !t.IsZero() {
+		uNew.SetCreationTimestamp(t)
+	}
+	return rest.ValidateUpdate(ctx, uNew, uOld, v.strategy)
 }
