@@ -441,3 +441,39 @@ func thing(t *testing.T, fields string) string {
 	}
 	return string(b)
 }
+
+// check-update names the CEL rule, its message, the old and new values and
+// the line of each refusal; -o json carries the same.
+func TestCheckUpdateReport(t *testing.T) {
+	args := []string{"check-update", "--offline", "--crd-file", "../../test/e2e/testdata/cel/crd.yaml", "--old", "testdata/update/old.yaml", "-f", "testdata/update/new.yaml"}
+	r := run(t, "", args...)
+	want := `Bucket default/b: refused: spec: x-kubernetes-validations: has(self.storageClass) || !has(oldSelf.storageClass): storageClass cannot be removed ({"region":"eu","rules":[{"action":"allow","name":"a"}],"storageClass":"hot"} -> {"region":"us","rules":[{"action":"deny","name":"a"}]}) (testdata/update/new.yaml:4)
+Bucket default/b: refused: spec.region: x-kubernetes-validations: self == oldSelf: region is immutable ("eu" -> "us") (testdata/update/new.yaml:5)
+Bucket default/b: refused: spec.rules[0].action: x-kubernetes-validations: self == oldSelf: the action of a rule is immutable ("allow" -> "deny") (testdata/update/new.yaml:8)
+`
+	if r.code != ExitFindings || r.stdout != want {
+		t.Errorf("exit %d, stdout:\n%s\nwant:\n%s\nstderr:\n%s", r.code, r.stdout, want, r.stderr)
+	}
+	r = run(t, "", append(args, "-o", "json")...)
+	var report struct {
+		Items []struct {
+			Object     struct{ Kind, Namespace, Name string }
+			Status     string
+			Violations []struct {
+				Path, Rule, Message string
+				Old, New            interface{}
+				Line                int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || r.code != ExitFindings || len(report.Items) != 1 {
+		t.Fatalf("exit %d, %v:\n%s", r.code, err, r.stdout)
+	}
+	it := report.Items[0]
+	if it.Status != "Checked" || it.Object.Name != "b" || len(it.Violations) != 3 {
+		t.Fatalf("%+v", it)
+	}
+	if v := it.Violations[1]; v.Path != "spec.region" || v.Rule != "x-kubernetes-validations: self == oldSelf" || v.Message != "region is immutable" || v.Old != "eu" || v.New != "us" || v.Line != 5 {
+		t.Errorf("%+v", v)
+	}
+}

@@ -2,7 +2,11 @@ package update
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -87,13 +91,20 @@ func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, valida
 	}
 	if validator != nil {
 		for _, e := range validator.ValidateUpdate(oldObj, newStored.Object) {
-			f := Finding{Path: e.Field, Rule: "server: " + e.Type.String(), Message: e.Detail}
-			if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.Type != field.ErrorTypeTooMany {
-				f.New = e.BadValue
-			}
+			f := Finding{Path: e.Field, Rule: describeServerError(s, e), Message: e.Detail}
+			f.Old, _ = valueAt(oldObj, e.Field)
+			f.New, _ = valueAt(newStored.Object, e.Field)
 			out.Refused = append(out.Refused, f)
 		}
 	}
+	// The server's errors come in map order.
+	sort.SliceStable(out.Refused, func(i, j int) bool {
+		a, b := out.Refused[i], out.Refused[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Rule+a.Message < b.Rule+b.Message
+	})
 	return out, nil
 }
 
@@ -104,4 +115,102 @@ func versionOf(obj map[string]interface{}) (string, error) {
 		return "", err
 	}
 	return gv.Version, nil
+}
+
+// describeServerError names the CEL rule behind an error of the server's
+// validation when there is one: the x-kubernetes-validations entry at the
+// error's path whose message (or rule) the error carries.
+func describeServerError(s *structuralschema.Structural, e *field.Error) string {
+	rule := "server: " + e.Type.String()
+	node := schemaAt(s, e.Field)
+	if node == nil {
+		return rule
+	}
+	for _, v := range node.XValidations {
+		msg := v.Message
+		if msg == "" {
+			msg = "failed rule: " + v.Rule
+		}
+		if e.Detail == msg || strings.Contains(e.Detail, "failed rule: "+v.Rule) {
+			return "x-kubernetes-validations: " + v.Rule
+		}
+	}
+	return rule
+}
+
+// schemaAt walks a path in the server's format (a.b[0].c, map keys in
+// brackets) down the schema; nil where it leaves it.
+func schemaAt(s *structuralschema.Structural, path string) *structuralschema.Structural {
+	for _, seg := range splitPath(path) {
+		if s == nil {
+			return nil
+		}
+		switch {
+		case seg.index && s.Items != nil:
+			s = s.Items
+		case !seg.index && s.Properties != nil:
+			p, ok := s.Properties[seg.key]
+			if !ok {
+				return nil
+			}
+			s = &p
+		case s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
+			s = s.AdditionalProperties.Structural
+		default:
+			return nil
+		}
+	}
+	return s
+}
+
+// valueAt returns the value at a path in the server's format.
+func valueAt(obj interface{}, path string) (interface{}, bool) {
+	v := obj
+	for _, seg := range splitPath(path) {
+		switch x := v.(type) {
+		case map[string]interface{}:
+			var ok bool
+			if v, ok = x[seg.key]; !ok {
+				return nil, false
+			}
+		case []interface{}:
+			if !seg.index || seg.i < 0 || seg.i >= len(x) {
+				return nil, false
+			}
+			v = x[seg.i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+type pathSegment struct {
+	key   string
+	i     int
+	index bool
+}
+
+func splitPath(path string) []pathSegment {
+	var out []pathSegment
+	if path == "" || path == "<root>" {
+		return nil
+	}
+	for _, part := range strings.Split(path, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			out = append(out, pathSegment{key: name})
+		}
+		for rest != "" {
+			var inner string
+			inner, rest, _ = strings.Cut(rest, "]")
+			rest = strings.TrimPrefix(rest, "[")
+			if n, err := strconv.Atoi(inner); err == nil {
+				out = append(out, pathSegment{key: inner, i: n, index: true})
+			} else {
+				out = append(out, pathSegment{key: inner})
+			}
+		}
+	}
+	return out
 }
