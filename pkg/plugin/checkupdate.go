@@ -217,7 +217,17 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 			}
 		}
 		if old == nil {
+			// A create: only what the server drops is worth saying.
 			item.Status = updateCreate
+			s, err := crd.ServedSchema(gv.Version)
+			if err != nil {
+				return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
+			}
+			stored, err := prune.Store(d.Object, crd, gv.Version, true)
+			if err != nil {
+				return inputError(&document.InputError{Source: d.Source, Msg: "the server would refuse this object: " + err.Error()})
+			}
+			item.Warnings = warningsOf(d, prune.Changes(d.Object, stored, s))
 			report.Items = append(report.Items, item)
 			continue
 		}
@@ -238,16 +248,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 			f.Line = lineOfPath(d, f.Path)
 			item.Violations = append(item.Violations, f)
 		}
-		for _, ch := range out.Pruned {
-			if ch.Action == prune.Added {
-				ch.Line = d.Line(ch.Segments[:len(ch.Segments)-1])
-			} else {
-				ch.Line = d.Line(ch.Segments)
-			}
-			if ch.Reason != prune.Defaulted {
-				item.Warnings = append(item.Warnings, ch)
-			}
-		}
+		item.Warnings = warningsOf(d, out.Pruned)
 		refused = refused || len(item.Violations) > 0
 		report.Items = append(report.Items, item)
 	}
@@ -270,18 +271,36 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	return nil
 }
 
+// warningsOf keeps what the server drops or changes of the new object
+// (defaults are no news), with source lines.
+func warningsOf(d *document.Document, changes []prune.Change) []prune.Change {
+	out := []prune.Change{}
+	for _, ch := range changes {
+		if ch.Reason == prune.Defaulted {
+			continue
+		}
+		if ch.Action == prune.Added {
+			ch.Line = d.Line(ch.Segments[:len(ch.Segments)-1])
+		} else {
+			ch.Line = d.Line(ch.Segments)
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
 func (o *CheckUpdateOptions) printText(report updateReport) {
 	for _, it := range report.Items {
-		switch it.Status {
-		case updateCreate:
-			fmt.Fprintf(o.Out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
-			continue
-		case updateNoCRD:
+		if it.Status == updateNoCRD {
 			fmt.Fprintf(o.ErrOut, "Warning: %s: no CustomResourceDefinition for %s, kind %s: not checked (%s)\n", it.Object, it.Object.APIVersion, it.Object.Kind, it.Source)
 			continue
 		}
 		for _, w := range it.Warnings {
 			fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", it.Object, describeChange(w, &prune.Result{Object: it.Object}), document.Source{File: it.Source.File, Line: w.Line})
+		}
+		if it.Status == updateCreate {
+			fmt.Fprintf(o.Out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
+			continue
 		}
 		if len(it.Violations) == 0 {
 			fmt.Fprintf(o.Out, "%s: update allowed (%s)\n", it.Object, it.Source)

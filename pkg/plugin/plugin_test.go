@@ -477,3 +477,14 @@ Bucket default/b: refused: spec.rules[0].action: x-kubernetes-validations: self 
 		t.Errorf("%+v", v)
 	}
 }
+
+// An object without an old version is a create: nothing to refuse, but what
+// the server drops is still reported.
+func TestCheckUpdateCreate(t *testing.T) {
+	in := "apiVersion: storage.example.com/v1\nkind: Volume\nmetadata:\n  name: new\n  namespace: prod\nspec:\n  size: 1Gi\n  extra: 1\n"
+	r := run(t, in, "check-update", "--offline", "--crd-file", "testdata/mutability/crd.yaml", "--old", "testdata/update/old.yaml", "-f", "-")
+	if r.code != 0 || r.stdout != "Volume prod/new: no old object: a create, not an update (-:1)\n" ||
+		r.stderr != "Warning: Volume prod/new: pruned unknown field \"spec.extra\" (-:8)\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
