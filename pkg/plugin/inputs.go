@@ -107,26 +107,18 @@ func crdOf(d *document.Document) (*loadedCRD, bool, error) {
 	apiVersion, _ := d.Object["apiVersion"].(string)
 	kind, _ := d.Object["kind"].(string)
 	if !schema.IsCRD(apiVersion, kind) {
-		return nil, false, nil
-	}
-	if apiVersion != "apiextensions.k8s.io/v1" && apiVersion != "apiextensions.k8s.io/v1beta1" {
-		return nil, true, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)}
+		return nil, false, nil // no JSON encoding for every object
 	}
 	js, err := d.JSON()
 	if err != nil {
 		return nil, true, &document.InputError{Source: d.Source, Msg: err.Error()}
 	}
-	obj, err := schema.DecodeCRD(js)
+	crd, ok, err := schema.FromObject(d.Object, js)
 	if err != nil {
-		return nil, true, &document.InputError{Source: d.Source, Msg: "invalid CustomResourceDefinition: " + err.Error()}
+		return nil, true, &document.InputError{Source: d.Source, Msg: err.Error()}
 	}
-	if apiVersion == "apiextensions.k8s.io/v1" {
-		// The server refuses a v1 CRD with a version without schema.
-		for _, v := range obj.Spec.Versions {
-			if !schema.HasSchema(&v) {
-				return nil, true, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("CustomResourceDefinition %s, version %s: no schema: apiextensions.k8s.io/v1 requires spec.versions[*].schema.openAPIV3Schema, and the API server refuses this CRD", obj.Name, v.Name)}
-			}
-		}
+	if !ok {
+		return nil, false, nil
 	}
-	return &loadedCRD{CRD: schema.NewCRD(obj), Source: d.Source, Raw: d.Object}, true, nil
+	return &loadedCRD{CRD: crd, Source: d.Source, Raw: d.Object}, true, nil
 }

@@ -246,3 +246,31 @@ func (c *CRD) StatusSubresource(version string) bool {
 
 // ClusterScoped reports whether the objects have no namespace.
 func (c *CRD) ClusterScoped() bool { return c.Object.Spec.Scope == apiextensionsv1.ClusterScoped }
+
+// FromObject decodes obj, a decoded document with js its JSON, when it is a
+// CustomResourceDefinition (ok false otherwise), and refuses what the API
+// server refuses: an unsupported apiVersion, an apiextensions.k8s.io/v1
+// version without a schema.
+func FromObject(obj map[string]interface{}, js []byte) (crd *CRD, ok bool, err error) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if !IsCRD(apiVersion, kind) {
+		return nil, false, nil
+	}
+	if apiVersion != "apiextensions.k8s.io/v1" && apiVersion != "apiextensions.k8s.io/v1beta1" {
+		return nil, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
+	}
+	decoded, err := DecodeCRD(js)
+	if err != nil {
+		return nil, true, fmt.Errorf("invalid CustomResourceDefinition: %v", err)
+	}
+	if apiVersion == "apiextensions.k8s.io/v1" {
+		// The server refuses a v1 CRD with a version without schema.
+		for _, v := range decoded.Spec.Versions {
+			if !HasSchema(&v) {
+				return nil, true, fmt.Errorf("CustomResourceDefinition %s, version %s: no schema: apiextensions.k8s.io/v1 requires spec.versions[*].schema.openAPIV3Schema, and the API server refuses this CRD", decoded.Name, v.Name)
+			}
+		}
+	}
+	return NewCRD(decoded), true, nil
+}
