@@ -17,6 +17,9 @@ const (
 // requireOwnCluster skips tests that need the contexts of the suite's own API server.
 func requireOwnCluster(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
 	if !cluster.own {
 		t.Skipf("needs the suite's own test API server (its kubeconfig contexts); %s is set", EnvKubeconfig)
 	}
