@@ -7,10 +7,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // kubeconfig auth providers (oidc), as kubectl has them
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/filter"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin"
 )
 
 func main() {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	os.Exit(plugin.Run(streams, os.Args[1:]))
+	// The KRM function shares the binary: kustomize runs "kubectl-crd krm".
+	os.Exit(plugin.Run(streams, os.Args[1:], filter.NewCommand()))
 }

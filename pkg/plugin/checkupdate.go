@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -190,7 +191,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		}
 		crd, ok := reg.Lookup(ref.APIVersion, ref.Kind)
 		switch {
-		case schema.IsCRD(ref.APIVersion, ref.Kind) || (!ok && isBuiltinKind(ref.APIVersion)):
+		case schema.IsCRD(ref.APIVersion, ref.Kind) || (!ok && builtin.IsBuiltin(ref.APIVersion)):
 			continue
 		case !ok:
 			item.Status = updateNoCRD

@@ -52,5 +52,10 @@ func ExitCode(err error) int {
 	if errors.As(err, &ee) {
 		return ee.Code
 	}
+	// Errors of commands added from elsewhere (the KRM function) may carry their code.
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
 	return ExitInput
 }

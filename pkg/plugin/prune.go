@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -214,7 +215,7 @@ func (o *PruneOptions) registry(ctx context.Context, fileCRDs []*schema.CRD, doc
 	wanted := map[runtimeschema.GroupKind]bool{}
 	for _, d := range docs {
 		ref := prune.Ref(d.Object)
-		if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) || isBuiltinKind(ref.APIVersion) || strings.HasSuffix(ref.Kind, "List") {
+		if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) || builtin.IsBuiltin(ref.APIVersion) || strings.HasSuffix(ref.Kind, "List") {
 			continue
 		}
 		if _, ok := files.Lookup(ref.APIVersion, ref.Kind); !ok {
@@ -300,7 +301,7 @@ func (o *PruneOptions) warn(res *prune.Result) {
 			fmt.Fprintf(o.ErrOut, "Warning: %s: the items of a %s are not checked yet: passed through unchanged (%s)\n", res.Object, res.Object.Kind, res.Source)
 			return
 		}
-		if isBuiltinKind(res.Object.APIVersion) {
+		if builtin.IsBuiltin(res.Object.APIVersion) {
 			return
 		}
 		fmt.Fprintf(o.ErrOut, "Warning: %s: no CustomResourceDefinition for %s, kind %s: passed through unchanged (%s)\n",

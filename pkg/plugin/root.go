@@ -76,10 +76,11 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 }
 
-// Run executes the root command and returns the exit code, printing the
-// error (never a stack trace) on stderr.
-func Run(streams genericiooptions.IOStreams, args []string) int {
+// Run executes the root command, with extra subcommands, and returns the
+// exit code, printing the error (never a stack trace) on stderr.
+func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Command) int {
 	cmd := NewCmdCRD(streams)
+	cmd.AddCommand(extra...)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	if err != nil {
