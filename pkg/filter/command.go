@@ -1,7 +1,9 @@
 package filter
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -18,10 +20,15 @@ func (e findingsError) Unwrap() error { return e.err }
 // ExitCode is 1: the run had findings, not an input or internal error.
 func (e findingsError) ExitCode() int { return 1 }
 
+// Reported: the framework has printed the results on stderr already.
+func (e findingsError) Reported() bool { return true }
+
 // NewCommand returns "kubectl crd krm": the KRM function, reading a
 // ResourceList on stdin (kustomize, kpt), or standalone with a function
 // config file and a resource file.
 func NewCommand() *cobra.Command {
+	// The framework prints the results of a failed run on stderr, where kustomize and kpt
+	// show them to the user.
 	cmd := command.Build(Processor{}, command.StandaloneEnabled, false)
 	cmd.Use = "krm [CONFIG_FILE [RESOURCES_FILE|-]]"
 	cmd.Short = "Run as a KRM function: prune and check the objects of a ResourceList (kustomize, kpt)"
@@ -43,7 +50,22 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
   kubectl crd krm config.yaml manifests.yaml`
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
+		// Standalone, the output is what gets applied ("| kubectl apply -f -"): on an
+		// error, nothing is written, not a half-checked stream. A ResourceList (kustomize,
+		// kpt) always comes back, with its results.
+		stdout := c.OutOrStdout()
+		var buf bytes.Buffer
+		c.SetOut(&buf)
 		err := run(c, args)
+		c.SetOut(stdout)
+		if err != nil {
+			fmt.Fprintln(c.ErrOrStderr()) // the framework's message lacks the end of its line
+		}
+		if err == nil || len(args) == 0 {
+			if _, werr := stdout.Write(buf.Bytes()); werr != nil && err == nil {
+				err = werr
+			}
+		}
 		var results framework.Results
 		if errors.As(err, &results) {
 			return findingsError{err}

@@ -2,9 +2,11 @@ package filter
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -61,5 +63,35 @@ func TestIdempotent(t *testing.T) {
 				t.Errorf("%s: the second run still prunes: %s", dir, r.Message)
 			}
 		}
+	}
+}
+
+// Standalone, an error result leaves stdout empty, so that a pipe into
+// kubectl apply applies nothing; the results make the error (exit 1).
+func TestStandaloneErrorWritesNothing(t *testing.T) {
+	var out, errOut bytes.Buffer
+	cmd := NewCommand()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs([]string{"testdata/missing-crd/config.yaml", "testdata/missing-crd/input.yaml"})
+	err := cmd.Execute()
+	var coded interface{ ExitCode() int }
+	if !errors.As(err, &coded) || coded.ExitCode() != 1 {
+		t.Fatalf("error %v, want one with exit code 1", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout:\n%s", out.String())
+	}
+	if !strings.Contains(err.Error(), "no CustomResourceDefinition for nowhere.example.com/v1, kind Gizmo") {
+		t.Errorf("error: %v", err)
+	}
+
+	// Without error results, the objects are written.
+	out.Reset()
+	cmd = NewCommand()
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"testdata/prune/config.yaml", "testdata/prune/input.yaml"})
+	if err := cmd.Execute(); err != nil || !strings.Contains(out.String(), "# the widget of team a") || strings.Contains(out.String(), "colour") {
+		t.Errorf("error %v, stdout:\n%s", err, out.String())
 	}
 }

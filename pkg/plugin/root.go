@@ -85,7 +85,11 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 	err := cmd.Execute()
 	if err != nil {
 		var ee *ExitError
-		if !errors.As(err, &ee) || !ee.Silent {
+		var reported interface{ Reported() bool }
+		switch {
+		case errors.As(err, &ee) && ee.Silent:
+		case errors.As(err, &reported) && reported.Reported():
+		default:
 			fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
 		}
 	}
