@@ -15,9 +15,10 @@ import (
 // Built once for the package: kubectl-crd in binDir, the cluster, and the
 // kubectls that run the plugin.
 var (
-	binDir   string
-	cluster  *testCluster
-	kubectls []kubectlBinary
+	binDir    string
+	cluster   *testCluster
+	kubectls  []kubectlBinary
+	kustomize string
 )
 
 // kubectlBinary is a real kubectl the plugin is run through.
@@ -73,9 +74,21 @@ func setup(dir string) error {
 	if p, err := exec.LookPath("kubectl"); err == nil {
 		kubectls = append(kubectls, kubectlBinary{Name: "kubectl on PATH (" + p + ")", Path: p})
 	}
+	// kustomize, for the KRM function (the version the project tests with).
+	install := exec.Command("go", "install", "sigs.k8s.io/kustomize/kustomize/v5@"+kustomizeVersion)
+	install.Dir = dir // outside the module: go install pkg@version
+	install.Env = append(os.Environ(), "GOBIN="+filepath.Join(dir, "kustomize"), "GOFLAGS=")
+	install.Stdout, install.Stderr = os.Stderr, os.Stderr
+	if err := install.Run(); err != nil {
+		return fmt.Errorf("installing kustomize %s: %v", kustomizeVersion, err)
+	}
+	kustomize = filepath.Join(dir, "kustomize", "kustomize")
 	cluster, err = startCluster(root, dir)
 	return err
 }
+
+// kustomizeVersion is the kustomize the KRM function is tested with.
+const kustomizeVersion = "v5.8.2"
 
 func goBuild(root, dir, out, ldflags, pkg string) error {
 	args := []string{"-C", dir, "build", "-o", out}
