@@ -146,6 +146,9 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		if _, index, _ := kioutil.GetFileAnnotations(rl.Items[i]); index != "" {
 			fmt.Sscan(index, &file.Index)
 		}
+		if isFunctionConfig(rl.Items[i]) {
+			continue // kustomize fn run and kpt pass the function's own config along
+		}
 		switch res.Status {
 		case prune.MissingCRD:
 			if !builtin.IsBuiltin(res.Object.APIVersion) {
@@ -193,6 +196,18 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		}
 	}
 	return nil
+}
+
+// isFunctionConfig reports whether an item configures a KRM function: ours,
+// or any declared with the function annotation.
+func isFunctionConfig(item *yaml.RNode) bool {
+	if item.GetApiVersion() == APIVersion && item.GetKind() == Kind {
+		return true
+	}
+	a := item.GetAnnotations()
+	_, ok1 := a["config.kubernetes.io/function"]
+	_, ok2 := a["config.k8s.io/function"]
+	return ok1 || ok2
 }
 
 func describe(ch prune.Change) string {
