@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -91,7 +90,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		}
 	}
 	for _, p := range cfg.CRDPaths {
-		files, err := crdFiles(p)
+		files, err := document.Files(p, true)
 		if err != nil {
 			return fmt.Errorf("crdPaths: %v", err)
 		}
@@ -221,11 +220,7 @@ func describe(ch prune.Change) string {
 }
 
 func addDocCRD(d *document.Document, file string, add func(*schema.CRD, string)) error {
-	js, err := d.JSON()
-	if err != nil {
-		return err
-	}
-	c, ok, err := schema.FromObject(d.Object, js)
+	c, ok, err := schema.FromObject(d.Object)
 	if err != nil {
 		return fmt.Errorf("%s: %v", d.Source, err)
 	}
@@ -261,29 +256,4 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 		}
 	}
 	return cfg, nil
-}
-
-// crdFiles lists a path's .yaml, .yml and .json files, recursively.
-func crdFiles(p string) ([]string, error) {
-	info, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !info.IsDir() {
-		return []string{p}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(p, func(f string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		switch strings.ToLower(filepath.Ext(f)) {
-		case ".yaml", ".yml", ".json":
-			if !d.IsDir() {
-				files = append(files, f)
-			}
-		}
-		return nil
-	})
-	return files, err
 }

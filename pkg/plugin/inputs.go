@@ -1,19 +1,12 @@
 package plugin
 
 import (
-	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
-
-// inputExtensions are the files kubectl reads from a directory.
-var inputExtensions = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
 // readInputs reads every document of the named files, directories (their
 // .yaml, .yml and .json files; subdirectories with recursive) and "-" for
@@ -34,7 +27,7 @@ func readInputs(names []string, recursive bool, stdin io.Reader) ([]*document.Do
 			docs = append(docs, ds...)
 			continue
 		}
-		files, err := expand(name, recursive)
+		files, err := document.Files(name, recursive)
 		if err != nil {
 			return nil, inputError(err)
 		}
@@ -58,40 +51,6 @@ func readFile(name string) ([]*document.Document, error) {
 	return document.Read(f, name)
 }
 
-// expand lists the files of a path argument, like kubectl -f.
-func expand(name string, recursive bool) ([]string, error) {
-	info, err := os.Stat(name)
-	if err != nil {
-		return nil, fmt.Errorf("the path %q does not exist", name)
-	}
-	if !info.IsDir() {
-		return []string{name}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(name, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != name && !recursive {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if inputExtensions[strings.ToLower(filepath.Ext(p))] {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no .yaml, .yml or .json files in directory %q", name)
-	}
-	return files, nil
-}
-
 // loadedCRD is a CRD with where it came from.
 type loadedCRD struct {
 	CRD    *schema.CRD
@@ -104,16 +63,7 @@ type loadedCRD struct {
 // crdOf decodes a document that is a CustomResourceDefinition; ok is false
 // for other documents.
 func crdOf(d *document.Document) (*loadedCRD, bool, error) {
-	apiVersion, _ := d.Object["apiVersion"].(string)
-	kind, _ := d.Object["kind"].(string)
-	if !schema.IsCRD(apiVersion, kind) {
-		return nil, false, nil // no JSON encoding for every object
-	}
-	js, err := d.JSON()
-	if err != nil {
-		return nil, true, &document.InputError{Source: d.Source, Msg: err.Error()}
-	}
-	crd, ok, err := schema.FromObject(d.Object, js)
+	crd, ok, err := schema.FromObject(d.Object)
 	if err != nil {
 		return nil, true, &document.InputError{Source: d.Source, Msg: err.Error()}
 	}

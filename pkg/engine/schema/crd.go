@@ -4,6 +4,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -247,15 +248,19 @@ func (c *CRD) StatusSubresource(version string) bool {
 // ClusterScoped reports whether the objects have no namespace.
 func (c *CRD) ClusterScoped() bool { return c.Object.Spec.Scope == apiextensionsv1.ClusterScoped }
 
-// FromObject decodes obj, a decoded document with js its JSON, when it is a
-// CustomResourceDefinition (ok false otherwise), and refuses what the API
-// server refuses: an unsupported apiVersion, an apiextensions.k8s.io/v1
-// version without a schema.
-func FromObject(obj map[string]interface{}, js []byte) (crd *CRD, ok bool, err error) {
+// FromObject decodes obj, a decoded document, when it is a
+// CustomResourceDefinition (ok false otherwise: no work for other objects),
+// and refuses what the API server refuses: an unsupported apiVersion, an
+// apiextensions.k8s.io/v1 version without a schema.
+func FromObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if !IsCRD(apiVersion, kind) {
 		return nil, false, nil
+	}
+	js, err := json.Marshal(obj)
+	if err != nil {
+		return nil, true, err
 	}
 	if apiVersion != "apiextensions.k8s.io/v1" && apiVersion != "apiextensions.k8s.io/v1beta1" {
 		return nil, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
