@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -280,11 +278,7 @@ func warningsOf(d *document.Document, changes []prune.Change) []prune.Change {
 		if ch.Reason == prune.Defaulted {
 			continue
 		}
-		if ch.Action == prune.Added {
-			ch.Line = d.Line(ch.Segments[:len(ch.Segments)-1])
-		} else {
-			ch.Line = d.Line(ch.Segments)
-		}
+		ch.Line = prune.LineOf(d, ch)
 		out = append(out, ch)
 	}
 	return out
@@ -328,27 +322,10 @@ func jsonOrAbsent(v interface{}) string {
 	return jsonString(v)
 }
 
-// lineOfPath finds the source line of a path in the server's format
-// (spec.a[0].b, map keys in brackets), best effort: 0 when not found.
+// lineOfPath finds the source line of a path in the server's format, or of
+// its nearest ancestor in the document; 0 when none is found.
 func lineOfPath(d *document.Document, path string) int {
-	var p fieldpath.Path
-	for _, part := range strings.Split(path, ".") {
-		name, rest, _ := strings.Cut(part, "[")
-		if name != "" {
-			p = append(p, fieldpath.Key(name))
-		}
-		for rest != "" {
-			var idx string
-			idx, rest, _ = strings.Cut(rest, "]")
-			rest = strings.TrimPrefix(rest, "[")
-			if n, err := strconv.Atoi(idx); err == nil {
-				p = append(p, fieldpath.Index(n))
-			} else {
-				p = append(p, fieldpath.Key(idx))
-			}
-		}
-	}
-	for ; len(p) > 0; p = p[:len(p)-1] {
+	for p := fieldpath.Parse(path); len(p) > 0; p = p[:len(p)-1] {
 		if l := d.Line(p); l > 0 {
 			return l
 		}

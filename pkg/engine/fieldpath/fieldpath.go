@@ -90,3 +90,31 @@ func (p Path) HasPrefix(q Path) bool {
 	}
 	return true
 }
+
+// Parse reads a path in the server's format, as its validation errors name
+// fields (spec.ports[0].name, map keys in brackets: spec.labels[app]), best
+// effort: a number in brackets is an index, anything else a key, and keys
+// with dots cannot be told from nesting.
+func Parse(s string) Path {
+	var p Path
+	if s == "" || s == "<root>" {
+		return nil
+	}
+	for _, part := range strings.Split(s, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			p = append(p, Key(name))
+		}
+		for rest != "" {
+			var inner string
+			inner, rest, _ = strings.Cut(rest, "]")
+			rest = strings.TrimPrefix(rest, "[")
+			if n, err := strconv.Atoi(inner); err == nil {
+				p = append(p, Index(n))
+			} else {
+				p = append(p, Key(inner))
+			}
+		}
+	}
+	return p
+}

@@ -107,11 +107,7 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 	res.Changes = Changes(doc.Object, coerced, s)
 	for i := range res.Changes {
 		ch := &res.Changes[i]
-		if ch.Action == Added {
-			ch.Line = doc.Line(ch.Segments[:len(ch.Segments)-1])
-		} else {
-			ch.Line = doc.Line(ch.Segments)
-		}
+		ch.Line = LineOf(doc, *ch)
 	}
 	if len(res.Changes) == 0 {
 		return res, nil
@@ -134,4 +130,13 @@ func refOf(obj map[string]interface{}) ObjectRef {
 		ref.Namespace, ref.Name = str(md, "namespace"), str(md, "name")
 	}
 	return ref
+}
+
+// LineOf is the source line of a change: of the field, or for an added one,
+// of the object it is added to.
+func LineOf(doc *document.Document, ch Change) int {
+	if ch.Action == Added {
+		return doc.Line(ch.Segments[:len(ch.Segments)-1])
+	}
+	return doc.Line(ch.Segments)
 }

@@ -3,13 +3,13 @@ package update
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
@@ -141,15 +141,15 @@ func describeServerError(s *structuralschema.Structural, e *field.Error) string 
 // schemaAt walks a path in the server's format (a.b[0].c, map keys in
 // brackets) down the schema; nil where it leaves it.
 func schemaAt(s *structuralschema.Structural, path string) *structuralschema.Structural {
-	for _, seg := range splitPath(path) {
+	for _, seg := range fieldpath.Parse(path) {
 		if s == nil {
 			return nil
 		}
 		switch {
-		case seg.index && s.Items != nil:
+		case seg.IsIndex && s.Items != nil:
 			s = s.Items
-		case !seg.index && s.Properties != nil:
-			p, ok := s.Properties[seg.key]
+		case !seg.IsIndex && s.Properties != nil:
+			p, ok := s.Properties[seg.Key]
 			if !ok {
 				return nil
 			}
@@ -166,51 +166,21 @@ func schemaAt(s *structuralschema.Structural, path string) *structuralschema.Str
 // valueAt returns the value at a path in the server's format.
 func valueAt(obj interface{}, path string) (interface{}, bool) {
 	v := obj
-	for _, seg := range splitPath(path) {
+	for _, seg := range fieldpath.Parse(path) {
 		switch x := v.(type) {
 		case map[string]interface{}:
 			var ok bool
-			if v, ok = x[seg.key]; !ok {
+			if v, ok = x[seg.Key]; !ok {
 				return nil, false
 			}
 		case []interface{}:
-			if !seg.index || seg.i < 0 || seg.i >= len(x) {
+			if !seg.IsIndex || seg.Index < 0 || seg.Index >= len(x) {
 				return nil, false
 			}
-			v = x[seg.i]
+			v = x[seg.Index]
 		default:
 			return nil, false
 		}
 	}
 	return v, true
-}
-
-type pathSegment struct {
-	key   string
-	i     int
-	index bool
-}
-
-func splitPath(path string) []pathSegment {
-	var out []pathSegment
-	if path == "" || path == "<root>" {
-		return nil
-	}
-	for _, part := range strings.Split(path, ".") {
-		name, rest, _ := strings.Cut(part, "[")
-		if name != "" {
-			out = append(out, pathSegment{key: name})
-		}
-		for rest != "" {
-			var inner string
-			inner, rest, _ = strings.Cut(rest, "]")
-			rest = strings.TrimPrefix(rest, "[")
-			if n, err := strconv.Atoi(inner); err == nil {
-				out = append(out, pathSegment{key: inner, i: n, index: true})
-			} else {
-				out = append(out, pathSegment{key: inner})
-			}
-		}
-	}
-	return out
 }
