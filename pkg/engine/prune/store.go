@@ -37,29 +37,38 @@ func Store(obj map[string]interface{}, crd *schema.CRD, version string, defaults
 	if err != nil {
 		return nil, err
 	}
-	c.Request = runtime.DeepCopyJSON(c.Object)
 	u := c.Object
-	if _, ok := u["status"]; ok && crd.StatusSubresource(version) {
+	_, hasStatus := u["status"]
+	dropStatus := hasStatus && crd.StatusSubresource(version)
+	_, hasNamespace, _ := unstructured.NestedFieldNoCopy(u, "metadata", "namespace")
+	dropNamespace := hasNamespace && crd.ClusterScoped()
+	storage := crd.StorageVersion()
+	if storage != "" && storage != version {
+		c.StorageVersion = storage
+		c.StorageUnknown = !crd.ConversionNone()
+	}
+	roundTrip := c.StorageVersion != "" && !c.StorageUnknown
+	if !dropStatus && !dropNamespace && !roundTrip {
+		// Storing changes nothing: defaulting the object again when it is
+		// read back is a no-op on what defaulting already produced.
+		return c, nil
+	}
+
+	c.Request = runtime.DeepCopyJSON(u)
+	if dropStatus {
 		delete(u, "status")
 		c.StatusDropped = true
 	}
-	if _, ok, _ := unstructured.NestedFieldNoCopy(u, "metadata", "namespace"); ok && crd.ClusterScoped() {
+	if dropNamespace {
 		unstructured.RemoveNestedField(u, "metadata", "namespace")
 		c.NamespaceDropped = true
 	}
-
-	storage := crd.StorageVersion()
-	if storage == "" || storage == version {
+	if !roundTrip {
 		// Reading it back from storage defaults it again: a status default
 		// comes back after the status was dropped.
-		if defaults {
+		if defaults && c.StorageVersion == "" {
 			structuraldefaulting.Default(u, s)
 		}
-		return c, nil
-	}
-	c.StorageVersion = storage
-	if !crd.ConversionNone() {
-		c.StorageUnknown = true
 		return c, nil
 	}
 	ss, err := crd.VersionSchema(storage)
