@@ -157,12 +157,11 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 			olds[keyOf(d.Object)] = d
 		}
 	}
-	p := &PruneOptions{Offline: o.Offline, cluster: o.cluster, IOStreams: o.IOStreams}
 	crds := make([]*schema.CRD, len(fileCRDs))
 	for i, c := range fileCRDs {
 		crds[i] = c.CRD
 	}
-	reg, err := p.registry(ctx, crds, docs)
+	reg, err := registry(ctx, o.cluster, o.Offline, o.ErrOut, crds, docs)
 	if err != nil {
 		return err
 	}

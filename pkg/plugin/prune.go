@@ -139,7 +139,7 @@ func (o *PruneOptions) Run() error {
 			fileCRDs = append(fileCRDs, c.CRD)
 		}
 	}
-	reg, err := o.registry(context.Background(), fileCRDs, docs)
+	reg, err := registry(context.Background(), o.cluster, o.Offline, o.ErrOut, fileCRDs, docs)
 	if err != nil {
 		return err
 	}
@@ -203,12 +203,12 @@ func (o *PruneOptions) Run() error {
 // only when an object's kind is in none of the files), overridden by those
 // of --crd-file, overridden by those among the inputs. Objects of kinds the
 // cluster does not serve are input errors, as kubectl apply would refuse them.
-func (o *PruneOptions) registry(ctx context.Context, fileCRDs []*schema.CRD, docs []*document.Document) (*schema.Registry, error) {
+func registry(ctx context.Context, c *cluster, offline bool, errOut io.Writer, fileCRDs []*schema.CRD, docs []*document.Document) (*schema.Registry, error) {
 	files := schema.NewRegistry()
 	for _, c := range fileCRDs {
 		files.Add(c)
 	}
-	if o.Offline {
+	if offline {
 		return files, nil
 	}
 	var unresolved []*document.Document
@@ -227,7 +227,7 @@ func (o *PruneOptions) registry(ctx context.Context, fileCRDs []*schema.CRD, doc
 	if len(unresolved) == 0 {
 		return files, nil
 	}
-	live, err := o.cluster.CRDs(ctx)
+	live, err := c.CRDs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -237,8 +237,8 @@ func (o *PruneOptions) registry(ctx context.Context, fileCRDs []*schema.CRD, doc
 			reg.Add(l.CRD())
 		}
 	}
-	for _, c := range fileCRDs {
-		reg.Add(c)
+	for _, f := range fileCRDs {
+		reg.Add(f)
 	}
 	var errs []error
 	for _, d := range unresolved {
@@ -250,19 +250,19 @@ func (o *PruneOptions) registry(ctx context.Context, fileCRDs []*schema.CRD, doc
 		if err != nil {
 			continue // prune.Document reports it with the line
 		}
-		served, err := o.cluster.Serves(gv.WithKind(ref.Kind))
+		served, err := c.Serves(gv.WithKind(ref.Kind))
 		if err != nil {
 			return nil, err
 		}
 		if !served {
 			errs = append(errs, &document.InputError{Source: d.Source, Msg: fmt.Sprintf(
 				"%s: no CustomResourceDefinition defines kind %q in %s, on %s or in the inputs; the API server would refuse it (no matches for kind)",
-				ref, ref.Kind, ref.APIVersion, o.cluster.where())})
+				ref, ref.Kind, ref.APIVersion, c.where())})
 		}
 	}
 	if len(errs) > 0 {
 		for _, err := range errs[:len(errs)-1] {
-			fmt.Fprintf(o.ErrOut, "error: %v\n", err)
+			fmt.Fprintf(errOut, "error: %v\n", err)
 		}
 		return nil, inputError(errs[len(errs)-1])
 	}
