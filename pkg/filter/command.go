@@ -10,18 +10,23 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 )
 
-// findingsError is returned when results of error severity failed the run:
-// exit 1, as for the plugin's findings.
-type findingsError struct{ err error }
+// reportedError is the function's error, which the framework has printed on
+// stderr already: exit 1 when results of error severity failed the run (as
+// for the plugin's findings), else 2 (a bad config, an unreadable path, an
+// item that is not an object).
+type reportedError struct {
+	err  error
+	code int
+}
 
-func (e findingsError) Error() string { return e.err.Error() }
-func (e findingsError) Unwrap() error { return e.err }
+func (e reportedError) Error() string { return e.err.Error() }
+func (e reportedError) Unwrap() error { return e.err }
 
-// ExitCode is 1: the run had findings, not an input or internal error.
-func (e findingsError) ExitCode() int { return 1 }
+// ExitCode is the process's exit code.
+func (e reportedError) ExitCode() int { return e.code }
 
-// Reported: the framework has printed the results on stderr already.
-func (e findingsError) Reported() bool { return true }
+// Reported: the framework has printed it.
+func (e reportedError) Reported() bool { return true }
 
 // NewCommand returns "kubectl crd krm": the KRM function, reading a
 // ResourceList on stdin (kustomize, kpt), or standalone with a function
@@ -39,10 +44,20 @@ fail the run.
 
 The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
 
-  crdPaths: [crds/]      CRD files or directories, besides the CRDs among the items
-  prune: true            remove what the server would drop (default true)
-  defaults: false        also write the schemas' defaults
-  failOn: [NonStructural] findings that are errors: Prune, NonStructural, MissingCRD`
+  crdPaths: [crds/]       CRD files or directories, besides the CRDs among the items
+  prune: true             remove what the server would drop (default true)
+  defaults: false         also write the schemas' defaults
+  previous: [applied/]    the objects as rendered or applied before: each item with a previous
+                          version (same group, kind, namespace, name) is checked as an update of it,
+                          as check-update does (CEL transition rules, x-kubernetes-mutability)
+  failOn: [NonStructural, Update]
+                          findings that are errors: Prune, NonStructural, Update, MissingCRD
+
+Paths are relative to the working directory: kustomize runs exec functions in the
+kustomization's directory, kpt in the directory it is run from.
+
+Exit codes: 0 no error results, 1 error results (standalone: nothing written on stdout),
+2 a bad config, path or item.`
 	cmd.Example = `  # In a kustomization's transformers, with kustomize build --enable-alpha-plugins --enable-exec:
   #   annotations: {config.kubernetes.io/function: "exec: {path: kubectl-crd, args: [krm]}"}
 
@@ -66,11 +81,14 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
 				err = werr
 			}
 		}
+		if err == nil {
+			return nil
+		}
 		var results framework.Results
 		if errors.As(err, &results) {
-			return findingsError{err}
+			return reportedError{err, 1}
 		}
-		return err
+		return reportedError{err, 2}
 	}
 	return cmd
 }

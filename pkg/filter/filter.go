@@ -4,12 +4,15 @@ package filter
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -18,6 +21,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
 // The function config's type.
@@ -30,132 +34,215 @@ const (
 const (
 	FindingPrune         = "Prune"
 	FindingNonStructural = "NonStructural"
+	FindingUpdate        = "Update"
 	FindingMissingCRD    = "MissingCRD"
 )
 
-// CRDCheck is the function config.
+// DefaultFailOn are the findings that are errors when failOn is not set:
+// what the server would refuse (a non-structural CRD, an update).
+var DefaultFailOn = []string{FindingNonStructural, FindingUpdate}
+
+// CRDCheck is the function config, and the filter it configures: it prunes
+// the items as the API server stores them and checks updates, collecting
+// its findings in Results.
 type CRDCheck struct {
 	APIVersion string                 `json:"apiVersion"`
 	Kind       string                 `json:"kind"`
 	Metadata   map[string]interface{} `json:"metadata,omitempty"`
 	// CRDPaths are CRD files or directories, relative to the working
 	// directory (kustomize runs exec functions in the kustomization's).
-	CRDPaths []string `json:"crdPaths,omitempty"`
+	CRDPaths Paths `json:"crdPaths,omitempty"`
 	// Prune removes what the server would drop (default true), keeping
 	// comments and key order.
 	Prune *bool `json:"prune,omitempty"`
 	// Defaults also writes the schemas' defaults into the objects.
 	Defaults bool `json:"defaults,omitempty"`
-	// FailOn lists the findings that are errors (default NonStructural);
-	// the others are warnings.
+	// Previous are files or directories with the objects as rendered or
+	// applied before: each item with a previous version (same group, kind,
+	// namespace and name) is checked as an update of it.
+	Previous Paths `json:"previous,omitempty"`
+	// FailOn lists the findings that are errors (default NonStructural,
+	// Update); the others are warnings.
 	FailOn []string `json:"failOn,omitempty"`
+
+	// Results are the findings of the last Filter.
+	Results framework.Results `json:"-"`
 }
 
-// Processor runs the checks of its function config over a ResourceList.
+var _ kio.Filter = &CRDCheck{}
+
+// Paths is a list of files or directories; a single string is a list of one.
+type Paths []string
+
+// UnmarshalJSON takes a string or a list of strings.
+func (p *Paths) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*p = Paths{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("want a path or a list of paths")
+	}
+	*p = many
+	return nil
+}
+
+// Processor reads the function config of a ResourceList and runs its
+// CRDCheck over the items.
 type Processor struct{}
 
 var _ framework.ResourceListProcessor = Processor{}
 
-// Process prunes the items and reports findings as results; any result of
-// error severity fails the function.
+// Process prunes and checks the items and reports findings as results; any
+// result of error severity fails the function.
 func (Processor) Process(rl *framework.ResourceList) error {
-	cfg, err := readConfig(rl.FunctionConfig)
+	check, err := readConfig(rl.FunctionConfig)
 	if err != nil {
 		return err
 	}
+	items, err := check.Filter(rl.Items)
+	if err != nil {
+		return err
+	}
+	rl.Items = items
+	rl.Results = append(rl.Results, check.Results...)
+	for _, r := range check.Results {
+		if r.Severity == framework.Error {
+			return rl.Results
+		}
+	}
+	return nil
+}
+
+// crdMarkers are the mutability schemas of a CRD as written, by version.
+type crdMarkers map[string]*update.Schema
+
+// Filter prunes the items as the server would store them and checks each
+// one that has a previous version as an update of it. Items are replaced
+// only where something changes.
+func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
+	c.Results = nil
 	fail := map[string]bool{}
-	for _, f := range cfg.FailOn {
+	for _, f := range c.FailOn {
 		fail[f] = true
 	}
-	severity := func(finding string) framework.Severity {
+	add := func(finding string, r *framework.Result) {
+		r.Severity = framework.Warning
 		if fail[finding] {
-			return framework.Error
+			r.Severity = framework.Error
 		}
-		return framework.Warning
+		if r.Tags == nil {
+			r.Tags = map[string]string{}
+		}
+		r.Tags["finding"] = finding
+		c.Results = append(c.Results, r)
 	}
 
 	reg := schema.NewRegistry()
-	var results framework.Results
-	addCRD := func(c *schema.CRD, file string) {
-		reg.Add(c)
-		for _, e := range c.Violations() {
-			results = append(results, &framework.Result{
-				Message:     fmt.Sprintf("CustomResourceDefinition %s is not structural: %s", c.Name(), e.Error()),
-				Severity:    severity(FindingNonStructural),
-				ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: c.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: c.Name()}},
+	markers := map[runtimeschema.GroupKind]crdMarkers{}
+	addCRD := func(d *document.Document) error {
+		crd, ok, err := schema.FromObject(d.Object)
+		if err != nil {
+			return fmt.Errorf("%s: %v", d.Source, err)
+		}
+		if !ok {
+			return nil
+		}
+		reg.Add(crd)
+		ref := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: crd.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: crd.Name()}}
+		for _, e := range crd.Violations() {
+			add(FindingNonStructural, &framework.Result{
+				Message:     fmt.Sprintf("CustomResourceDefinition %s is not structural: %s", crd.Name(), e.ErrorBody()),
+				ResourceRef: ref,
 				Field:       &framework.Field{Path: e.Field},
-				File:        &framework.File{Path: file},
-				Tags:        map[string]string{"finding": FindingNonStructural},
+				File:        &framework.File{Path: d.Source.File},
 			})
 		}
+		// The mutability markers, which the server drops, from the CRD as written.
+		m, errs := update.CRDSchemas(d.Object)
+		markers[crd.GroupKind()] = m
+		for _, e := range errs {
+			add(FindingUpdate, &framework.Result{
+				Message:     fmt.Sprintf("CustomResourceDefinition %s: misplaced mutability marker, not enforced: %s", crd.Name(), e.ErrorBody()),
+				ResourceRef: ref,
+				Field:       &framework.Field{Path: e.Field},
+				File:        &framework.File{Path: d.Source.File},
+			})
+		}
+		return nil
 	}
-	for _, p := range cfg.CRDPaths {
-		files, err := document.Files(p, true)
+	for _, p := range c.CRDPaths {
+		docs, err := readPaths(p)
 		if err != nil {
-			return fmt.Errorf("crdPaths: %v", err)
+			return nil, fmt.Errorf("crdPaths: %v", err)
 		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return fmt.Errorf("crdPaths: %v", err)
-			}
-			docs, err := document.Read(bytes.NewReader(data), f)
-			if err != nil {
-				return fmt.Errorf("crdPaths: %v", err)
-			}
-			for _, d := range docs {
-				if err := addDocCRD(d, f, addCRD); err != nil {
-					return err
-				}
+		for _, d := range docs {
+			if err := addCRD(d); err != nil {
+				return nil, fmt.Errorf("crdPaths: %v", err)
 			}
 		}
 	}
+	previous := map[objectKey]*document.Document{}
+	for _, p := range c.Previous {
+		docs, err := readPaths(p)
+		if err != nil {
+			return nil, fmt.Errorf("previous: %v", err)
+		}
+		for _, d := range docs {
+			previous[keyOf(d.Object, false)] = d
+		}
+	}
+
 	// The items: CRDs first (about to be applied, they override the files).
-	docs := make([]*document.Document, len(rl.Items))
-	for i, item := range rl.Items {
+	docs := make([]*document.Document, len(items))
+	for i, item := range items {
 		path, _, _ := kioutil.GetFileAnnotations(item)
 		if path == "" {
 			path = fmt.Sprintf("items[%d]", i)
 		}
 		s, err := item.String()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ds, err := document.Read(strings.NewReader(s), path)
 		if err != nil || len(ds) != 1 {
-			return fmt.Errorf("%s: reading the item: %v", path, err)
+			return nil, fmt.Errorf("%s: reading the item: %v", path, err)
 		}
 		docs[i] = ds[0]
-		if err := addDocCRD(ds[0], path, addCRD); err != nil {
-			return err
+		if err := addCRD(ds[0]); err != nil {
+			return nil, err
 		}
 	}
 
-	doPrune := cfg.Prune == nil || *cfg.Prune
+	doPrune := c.Prune == nil || *c.Prune
+	validators := map[string]*update.Validator{}
+	out := make([]*yaml.RNode, len(items))
+	copy(out, items)
 	for i, d := range docs {
-		res, err := prune.Document(d, reg, prune.Options{Defaults: cfg.Defaults})
+		if isFunctionConfig(items[i]) {
+			continue // kustomize fn run and kpt pass the function's own config along
+		}
+		original := d.Object // the object as written, before the edits of pruning
+		res, err := prune.Document(d, reg, prune.Options{Defaults: c.Defaults})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ref := &yaml.ResourceIdentifier{
 			TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
 			NameMeta: yaml.NameMeta{Name: res.Object.Name, Namespace: res.Object.Namespace},
 		}
 		file := &framework.File{Path: d.Source.File}
-		if _, index, _ := kioutil.GetFileAnnotations(rl.Items[i]); index != "" {
+		if _, index, _ := kioutil.GetFileAnnotations(items[i]); index != "" {
 			fmt.Sscan(index, &file.Index)
-		}
-		if isFunctionConfig(rl.Items[i]) {
-			continue // kustomize fn run and kpt pass the function's own config along
 		}
 		switch res.Status {
 		case prune.MissingCRD:
 			if !builtin.IsBuiltin(res.Object.APIVersion) {
-				results = append(results, &framework.Result{
+				add(FindingMissingCRD, &framework.Result{
 					Message:     fmt.Sprintf("no CustomResourceDefinition for %s, kind %s: not checked", res.Object.APIVersion, res.Object.Kind),
-					Severity:    severity(FindingMissingCRD),
 					ResourceRef: ref, File: file,
-					Tags: map[string]string{"finding": FindingMissingCRD},
 				})
 			}
 			continue
@@ -163,38 +250,108 @@ func (Processor) Process(rl *framework.ResourceList) error {
 			continue
 		}
 		for _, ch := range res.Changes {
-			if ch.Reason == prune.Defaulted && !cfg.Defaults {
+			if ch.Reason == prune.Defaulted && !c.Defaults {
 				continue
 			}
-			results = append(results, &framework.Result{
+			add(FindingPrune, &framework.Result{
 				Message:     fmt.Sprintf("%s %s", ch.Reason, describe(ch)),
-				Severity:    severity(FindingPrune),
 				ResourceRef: ref,
 				Field:       &framework.Field{Path: ch.Path, CurrentValue: ch.Value, ProposedValue: ch.NewValue},
 				File:        file,
-				Tags:        map[string]string{"finding": FindingPrune, "reason": string(ch.Reason)},
+				Tags:        map[string]string{"reason": string(ch.Reason)},
 			})
 		}
+
+		crd, _ := reg.Lookup(res.Object.APIVersion, res.Object.Kind)
+		if old, ok := previous[keyOf(original, crd.ClusterScoped())]; ok {
+			findings, err := checkUpdate(old, original, crd, markers[crd.GroupKind()], validators)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", d.Source, err)
+			}
+			for _, f := range findings {
+				add(FindingUpdate, &framework.Result{
+					Message:     fmt.Sprintf("update refused: %s: %s (previous version: %s)", f.Rule, f.Message, old.Source),
+					ResourceRef: ref,
+					Field:       &framework.Field{Path: f.Path, CurrentValue: f.Old, ProposedValue: f.New},
+					File:        file,
+					Tags:        map[string]string{"rule": f.Rule},
+				})
+			}
+		}
+
 		if doPrune && len(res.Changes) > 0 {
 			b, err := d.Encode()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			node, err := yaml.Parse(string(b))
 			if err != nil {
-				return fmt.Errorf("%s: the pruned item does not parse: %v", d.Source.File, err)
+				return nil, fmt.Errorf("%s: the pruned item does not parse: %v", d.Source.File, err)
 			}
-			rl.Items[i] = node
+			out[i] = node
 		}
 	}
-	sort.SliceStable(results, func(i, j int) bool { return results[i].Severity < results[j].Severity })
-	rl.Results = append(rl.Results, results...)
-	for _, r := range results {
-		if r.Severity == framework.Error {
-			return rl.Results
-		}
+	sort.SliceStable(c.Results, func(i, j int) bool { return c.Results[i].Severity < c.Results[j].Severity })
+	return out, nil
+}
+
+// checkUpdate is check-update on one object: what the server, and the
+// mutability markers of its CRD file, refuse of updating old to new.
+func checkUpdate(old *document.Document, new map[string]interface{}, crd *schema.CRD, markers crdMarkers, validators map[string]*update.Validator) ([]update.Finding, error) {
+	gv, err := runtimeschema.ParseGroupVersion(prune.Ref(new).APIVersion)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	key := crd.Name() + "/" + gv.Version
+	v := validators[key]
+	if v == nil {
+		if v, err = update.NewValidator(crd, gv.Version); err != nil {
+			return nil, err
+		}
+		validators[key] = v
+	}
+	out, err := update.Check(old.Object, new, crd, markers[gv.Version], v)
+	if err != nil {
+		return nil, err
+	}
+	return out.Refused, nil
+}
+
+// objectKey identifies an object across versions of its kind.
+type objectKey struct {
+	group, kind, namespace, name string
+}
+
+// keyOf is the object's key; a cluster-scoped kind has no namespace.
+func keyOf(obj map[string]interface{}, clusterScoped bool) objectKey {
+	ref := prune.Ref(obj)
+	gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	k := objectKey{gv.Group, ref.Kind, ref.Namespace, ref.Name}
+	if clusterScoped {
+		k.namespace = ""
+	}
+	return k
+}
+
+// readPaths reads every document of a file or directory (recursively).
+func readPaths(p string) ([]*document.Document, error) {
+	files, err := document.Files(p, true)
+	if err != nil {
+		return nil, err
+	}
+	var docs []*document.Document
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		ds, err := document.Read(bytes.NewReader(data), f)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, ds...)
+	}
+	return docs, nil
 }
 
 // isFunctionConfig reports whether an item configures a KRM function: ours,
@@ -219,20 +376,10 @@ func describe(ch prune.Change) string {
 	return fmt.Sprintf("%q changed", ch.Path)
 }
 
-func addDocCRD(d *document.Document, file string, add func(*schema.CRD, string)) error {
-	c, ok, err := schema.FromObject(d.Object)
-	if err != nil {
-		return fmt.Errorf("%s: %v", d.Source, err)
-	}
-	if ok {
-		add(c, file)
-	}
-	return nil
-}
-
 func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	cfg := &CRDCheck{}
 	if fc == nil {
+		cfg.FailOn = DefaultFailOn
 		return cfg, nil
 	}
 	s, err := fc.String()
@@ -246,13 +393,13 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 		return nil, fmt.Errorf("function config: want apiVersion %s, kind %s; got %s, %s", APIVersion, Kind, cfg.APIVersion, cfg.Kind)
 	}
 	if cfg.FailOn == nil {
-		cfg.FailOn = []string{FindingNonStructural}
+		cfg.FailOn = DefaultFailOn
 	}
 	for _, f := range cfg.FailOn {
 		switch f {
-		case FindingPrune, FindingNonStructural, FindingMissingCRD:
+		case FindingPrune, FindingNonStructural, FindingUpdate, FindingMissingCRD:
 		default:
-			return nil, fmt.Errorf("function config: failOn: unknown finding %q (Prune, NonStructural, MissingCRD)", f)
+			return nil, fmt.Errorf("function config: failOn: unknown finding %q (Prune, NonStructural, Update, MissingCRD)", f)
 		}
 	}
 	return cfg, nil

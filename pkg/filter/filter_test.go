@@ -4,66 +4,157 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/frameworktestutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-var update = flag.Bool("update", false, "write expected.yaml from the function's output (then review it)")
+var updateGolden = flag.Bool("update", false, "write expected.yaml, errors.txt and results.yaml from the function's output (then review them)")
 
 // The golden cases of testdata/<case>: config.yaml and input.yaml in,
-// expected.yaml (output and results) or errors.txt out.
+// expected.yaml (the output) or errors.txt (the lines of the error) out.
+// Every case runs twice: a function must be idempotent.
 func TestGolden(t *testing.T) {
 	c := frameworktestutil.CommandResultsChecker{
-		Command:                  NewCommand,
-		UpdateExpectedFromActual: *update,
+		Command:                  twice,
+		UpdateExpectedFromActual: *updateGolden,
+		ErrorAssertionFunc:       requireEachLine,
 	}
 	c.Assert(t)
-	if len(c.TestCasesRun()) < 3 {
+	if len(c.TestCasesRun()) < 7 {
 		t.Errorf("ran %d cases", len(c.TestCasesRun()))
 	}
 }
 
-// A function must be idempotent: run again on its own output (the items of
-// expected.yaml), it changes nothing.
-func TestIdempotent(t *testing.T) {
-	dirs, err := filepath.Glob("testdata/*/expected.yaml")
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no expected.yaml: %v", err)
+// twice is the function's command run twice: on success, the second run
+// reads the first one's output and must write it back unchanged; on
+// error, the second run reads the same input and must fail the same way.
+func twice() *cobra.Command {
+	run := func(args []string) (string, string) {
+		var out, errOut bytes.Buffer
+		cmd := NewCommand()
+		cmd.SetArgs(args)
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		_ = cmd.Execute()
+		return out.String(), errOut.String()
 	}
-	for _, expected := range dirs {
-		dir := filepath.Dir(expected)
-		config, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, err := os.ReadFile(expected)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(first)}).Read()
-		if err != nil {
-			t.Fatalf("%s: %v", expected, err)
-		}
-		rl := &framework.ResourceList{Items: nodes}
-		if rl.FunctionConfig, err = yaml.Parse(string(config)); err != nil {
-			t.Fatal(err)
-		}
-		if err := (Processor{}).Process(rl); err != nil {
-			t.Fatalf("%s: second run: %v", dir, err)
-		}
-		for _, r := range rl.Results {
-			if r.Tags["finding"] == FindingPrune {
-				t.Errorf("%s: the second run still prunes: %s", dir, r.Message)
+	return &cobra.Command{
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, errOut := run(args)
+			var out2, errOut2 string
+			if errOut != "" {
+				out2, errOut2 = run(args)
+			} else {
+				f, err := os.CreateTemp("", "first-run-*.yaml")
+				if err != nil {
+					return err
+				}
+				defer os.Remove(f.Name())
+				if _, err := f.WriteString(out); err != nil {
+					return err
+				}
+				f.Close()
+				out2, errOut2 = run([]string{args[0], f.Name()})
 			}
+			fmt.Fprint(cmd.OutOrStdout(), out2)
+			fmt.Fprint(cmd.ErrOrStderr(), errOut2)
+			if out2 != out || errOut2 != errOut {
+				fmt.Fprintf(cmd.ErrOrStderr(), "\nnot idempotent: the second run differs from the first (-first +second):\n%s%s", cmp.Diff(out, out2), cmp.Diff(errOut, errOut2))
+			}
+			return nil
+		},
+	}
+}
+
+// requireEachLine wants every line of errors.txt, literally, as a line of
+// the error output (frameworktestutil's default reads them as regular
+// expressions, which field paths with brackets are not).
+func requireEachLine(t *testing.T, expected, actual string) {
+	t.Helper()
+	lines := map[string]bool{}
+	for _, l := range strings.Split(actual, "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, want := range strings.Split(strings.TrimSpace(expected), "\n") {
+		if !lines[strings.TrimSpace(want)] {
+			t.Errorf("the error output lacks the line\n  %s\nit is:\n%s", want, actual)
 		}
 	}
+}
+
+// The results of every case, as kustomize and kpt receive them in the
+// ResourceList (severity, resource, field, file): testdata/<case>/results.yaml.
+func TestGoldenResults(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/*/config.yaml")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, config := range dirs {
+		dir := filepath.Dir(config)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Chdir(dir)
+			got := resultsOf(t)
+			if *updateGolden {
+				if err := os.WriteFile("results.yaml", []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile("results.yaml")
+			if err != nil {
+				t.Fatalf("%v (go test ./pkg/filter -update writes it)", err)
+			}
+			if d := cmp.Diff(string(want), got); d != "" {
+				t.Errorf("results.yaml (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// resultsOf runs the processor on config.yaml and input.yaml of the
+// current directory and returns its results as YAML.
+func resultsOf(t *testing.T) string {
+	t.Helper()
+	config, err := os.ReadFile("config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	input, err := os.ReadFile("input.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input)}
+	items, err := rw.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := &framework.ResourceList{Items: items}
+	if rl.FunctionConfig, err = yaml.Parse(string(config)); err != nil {
+		t.Fatal(err)
+	}
+	perr := (Processor{}).Process(rl)
+	var results framework.Results
+	if perr != nil && !errors.As(perr, &results) {
+		return "error: " + perr.Error() + "\n"
+	}
+	if len(rl.Results) == 0 {
+		return "[]\n"
+	}
+	b, err := yaml.Marshal(rl.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // Standalone, an error result leaves stdout empty, so that a pipe into
@@ -93,5 +184,41 @@ func TestStandaloneErrorWritesNothing(t *testing.T) {
 	cmd.SetArgs([]string{"testdata/prune/config.yaml", "testdata/prune/input.yaml"})
 	if err := cmd.Execute(); err != nil || !strings.Contains(out.String(), "# the widget of team a") || strings.Contains(out.String(), "colour") {
 		t.Errorf("error %v, stdout:\n%s", err, out.String())
+	}
+}
+
+// The config: paths as a string or a list, failOn checked, defaults.
+func TestReadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		config string
+		want   *CRDCheck
+		err    string
+	}{
+		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\n", want: &CRDCheck{APIVersion: APIVersion, Kind: Kind, FailOn: DefaultFailOn}},
+		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nprevious: applied/\ncrdPaths: [a.yaml, crds/]\nfailOn: []\n",
+			want: &CRDCheck{APIVersion: APIVersion, Kind: Kind, Previous: Paths{"applied/"}, CRDPaths: Paths{"a.yaml", "crds/"}, FailOn: []string{}}},
+		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nfailOn: [Updates]\n", err: `unknown finding "Updates"`},
+		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nprevious: {a: b}\n", err: "want a path or a list of paths"},
+		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nprevous: a\n", err: `unknown field "prevous"`},
+		{config: "apiVersion: v1\nkind: ConfigMap\n", err: "want apiVersion crd.kubectl.dev/v1alpha1, kind CRDCheck"},
+	} {
+		node, err := yaml.Parse(tc.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readConfig(node)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.config, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.config, err)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("%q (-want +got):\n%s", tc.config, d)
+		}
 	}
 }
