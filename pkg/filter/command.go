@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -68,7 +70,19 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 		// Standalone, the output is what gets applied ("| kubectl apply -f -"): on an
 		// error, nothing is written, not a half-checked stream. A ResourceList (kustomize,
 		// kpt) always comes back, with its results.
-		stdout := c.OutOrStdout()
+		stdout, stdin := c.OutOrStdout(), c.InOrStdin()
+		if len(args) > 2 {
+			// kyaml concatenates resource files without a document separator, which merges
+			// the last document of one file with the first of the next: join them here.
+			joined, err := joinDocuments(args[1:], stdin)
+			if err != nil {
+				fmt.Fprintln(c.ErrOrStderr(), err)
+				return reportedError{err, 2}
+			}
+			c.SetIn(joined)
+			defer c.SetIn(stdin)
+			args = []string{args[0], "-"}
+		}
 		var buf bytes.Buffer
 		c.SetOut(&buf)
 		err := run(c, args)
@@ -91,4 +105,27 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 		return reportedError{err, 2}
 	}
 	return cmd
+}
+
+// joinDocuments reads the named files ("-": stdin) into one YAML stream,
+// with a document separator between files.
+func joinDocuments(names []string, stdin io.Reader) (io.Reader, error) {
+	var out bytes.Buffer
+	for i, name := range names {
+		var b []byte
+		var err error
+		if name == "-" {
+			b, err = io.ReadAll(stdin)
+		} else {
+			b, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("unable to read input file %s: %v", name, err)
+		}
+		if i > 0 {
+			out.WriteString("\n---\n")
+		}
+		out.Write(b)
+	}
+	return &out, nil
 }

@@ -222,3 +222,29 @@ func TestReadConfig(t *testing.T) {
 		}
 	}
 }
+
+// Several resource files are several streams: the last object of one file
+// is not merged with the first of the next.
+func TestStandaloneSeveralFiles(t *testing.T) {
+	t.Chdir("testdata/update-allowed")
+	var out bytes.Buffer
+	cmd := NewCommand()
+	cmd.SetOut(&out)
+	cmd.SetIn(strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-stdin\n"))
+	cmd.SetArgs([]string{"config.yaml", "crd.yaml", "input.yaml", "-"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	items, err := (&kio.ByteReader{Reader: &out}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range items {
+		names = append(names, it.GetKind()+"/"+it.GetName())
+	}
+	want := []string{"CustomResourceDefinition/buckets.example.com", "Bucket/logs", "ConfigMap/from-stdin"}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Errorf("items (-want +got):\n%s", d)
+	}
+}
