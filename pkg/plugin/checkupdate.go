@@ -60,7 +60,8 @@ drops them). What the server would drop from the new objects is reported as warn
 
   # For CI: the verdict as JSON
   kubectl crd check-update --crd-file crd.yaml --old old.yaml -f new.yaml -o json`,
-		Args: cobra.NoArgs,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(); err != nil {
 				return err
@@ -74,6 +75,8 @@ drops them). What the server would drop from the new objects is reported as warn
 	cmd.Flags().StringSliceVar(&o.CRDFiles, "crd-file", nil, "CustomResourceDefinition files or directories (repeatable)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
+	completeFiles(cmd, "filename", "old", "crd-file")
+	completeOutput(cmd, "text", "json")
 	return cmd
 }
 

@@ -63,6 +63,7 @@ CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
 
   # One version's skeleton schema as YAML, from stdin
   cat crd.yaml | kubectl crd explain-structural -f - --version v1 -o yaml`,
+		ValidArgsFunction: completeCRDNames(configFlags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Names = args
 			if err := o.Validate(); err != nil {
@@ -76,6 +77,9 @@ CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories given with -f recursively")
 	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text, yaml or json")
+	completeFiles(cmd, "filename")
+	completeOutput(cmd, "text", "yaml", "json")
+	mustRegister(cmd, "version", completeCRDVersions(configFlags))
 	return cmd
 }
 

@@ -72,7 +72,8 @@ an object whose CRD is unknown passes through with a warning.
 
   # A CI gate: fail when anything would be dropped; a JSON report for the build log
   kustomize build overlays/prod | kubectl crd prune --crd-file crds/ -R -f - --fail-on-prune --report report.json`,
-		Args: cobra.NoArgs,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(); err != nil {
 				return err
@@ -88,6 +89,8 @@ an object whose CRD is unknown passes through with a warning.
 	cmd.Flags().BoolVar(&o.Defaults, "defaults", false, "apply the schema's defaults as the server does (the output is what it stores)")
 	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything")
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: schemas only from --crd-file and the inputs")
+	completeFiles(cmd, "filename", "crd-file", "report")
+	completeOutput(cmd, "yaml", "json")
 	return cmd
 }
 

@@ -46,11 +46,13 @@ It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files
 	// Server warnings are printed on stderr, as kubectl prints them.
 	configFlags := genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams)
 	configFlags.AddFlags(cmd.PersistentFlags())
+	registerKubeconfigCompletions(cmd, configFlags)
 	cmd.AddCommand(
 		NewCmdExplainStructural(configFlags, streams),
 		NewCmdPrune(configFlags, streams),
 		NewCmdCheckUpdate(configFlags, streams),
 		NewCmdVersion(streams),
+		NewCmdCompletion(streams),
 	)
 	return cmd
 }
@@ -58,9 +60,10 @@ It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files
 // NewCmdVersion prints the plugin's version and the server code it embeds.
 func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version of kubectl crd and of the API server code it runs",
-		Args:  cobra.NoArgs,
+		Use:               "version",
+		Short:             "Print the version of kubectl crd and of the API server code it runs",
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintf(streams.Out, "kubectl-crd %s\n", version)
 			if info, ok := debug.ReadBuildInfo(); ok {

@@ -186,5 +186,6 @@ func newAPIServer(dir string, port int, etcdAddr string) (*apiserver.CustomResou
 		return nil, "", err
 	}
 	installAPIsDiscovery(server)
+	installNamespaces(server)
 	return server, r.SecureServing.ServerCert.CertKey.CertFile, nil
 }

@@ -49,12 +49,20 @@ func TestMain(m *testing.M) {
 	}())
 }
 
-// setup builds kubectl-crd and kubectl (from k8s.io/kubectl, test/kubectl)
-// and starts the test API server.
+// setup builds kubectl-crd, next to its completion shim, and kubectl (from
+// k8s.io/kubectl, test/kubectl) and starts the test API server.
 func setup(dir string) error {
 	root := repoRoot()
 	binDir = filepath.Join(dir, "bin")
 	if err := goBuild(root, ".", filepath.Join(binDir, "kubectl-crd"), "", "./cmd/kubectl-crd"); err != nil {
+		return err
+	}
+	// The completion shim is installed next to the binary, as the release archives ship it.
+	shim, err := os.ReadFile(filepath.Join(root, "completion", "kubectl_complete-crd"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(binDir, "kubectl_complete-crd"), shim, 0o755); err != nil {
 		return err
 	}
 	// kubectl reports the Kubernetes version of its k8s.io/kubectl library (v0.x.y is v1.x.y).
