@@ -22,8 +22,10 @@ package e2e
 // everything). HOME: a temporary directory per page. The Go environment
 // (GOMODCACHE, GOCACHE, GOFLAGS, ...) is passed through.
 //
-// One normalization: the test API server's address, which differs per run
-// (KUBECTL_CRD_E2E_APISERVER_PORT), is printed as https://127.0.0.1:6443.
+// Two normalizations: the test API server's address, which differs per run
+// (KUBECTL_CRD_E2E_APISERVER_PORT), is printed as https://127.0.0.1:6443;
+// and spaces at the end of lines are ignored, on both sides (editors strip
+// them from Markdown; some server messages end in one).
 //
 // Cluster state: before and after each page, every CRD of the test API
 // server but the legacy one it starts with (testdata/legacy-crd.yaml) is
@@ -199,7 +201,7 @@ func parseDocPage(name, text string) *docPage {
 					break
 				}
 				c := b.commands[len(b.commands)-1]
-				c.want = append(c.want, l)
+				c.want = append(c.want, strings.TrimRight(l, " \t"))
 				c.wantTo = j + 1
 				continue
 			}
@@ -242,7 +244,7 @@ func TestDocsParse(t *testing.T) {
 		"```console",
 		"$ echo a \\",
 		"  b",
-		"a b",
+		"a b  ", // spaces at the end of a line are ignored
 		"$ true",
 		"```",
 		"<!-- not run: needs the internet -->",
@@ -398,7 +400,11 @@ func outputLines(out string) []string {
 	if out == "" {
 		return nil
 	}
-	return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return lines
 }
 
 // TestDocs runs the console blocks of every page against the test API server.
@@ -648,7 +654,7 @@ func deleteCRDs(client apiextensionsclient.Interface, keep string) error {
 }
 
 // commandPages names the docs page of each command of kubectl crd; a new
-// command fails TestDocsFlags until it has one.
+// command fails TestDocsCommandPages until it has one.
 var commandPages = map[string]string{
 	"explain-structural": "explain-structural.md",
 	"prune":              "prune.md",
@@ -663,10 +669,11 @@ var commandPages = map[string]string{
 // globalFlagsPage documents the flags every command takes (the kubeconfig flags).
 const globalFlagsPage = "README.md"
 
-// TestDocsFlags: the page of every command names each of its flags (and
-// their shorthands), as --name and -x, so that a new flag without docs
-// fails. The flags come from the cobra command tree. (Runs with -short.)
-func TestDocsFlags(t *testing.T) {
+// TestDocsCommandPages: the page of every command names each of its flags
+// (and their shorthands), as --name and -x, so that a new flag without docs
+// fails, and shows the commands of its --help examples. Flags and examples
+// come from the cobra command tree. (Runs with -short.)
+func TestDocsCommandPages(t *testing.T) {
 	root := plugin.NewCmdCRD(genericiooptions.NewTestIOStreamsDiscard())
 	root.AddCommand(filter.NewCommand()) // as cmd/kubectl-crd does
 	read := func(page string) (string, bool) {
@@ -713,6 +720,12 @@ func TestDocsFlags(t *testing.T) {
 			continue
 		}
 		check(page, text, cmd.LocalNonPersistentFlags(), "kubectl crd "+cmd.Name())
+		for _, l := range strings.Split(cmd.Example, "\n") {
+			l = strings.TrimSpace(l)
+			if l != "" && !strings.HasPrefix(l, "#") && !strings.Contains(text, l) {
+				t.Errorf("docs/%s does not show the example of kubectl crd %s --help: %s", page, cmd.Name(), l)
+			}
+		}
 	}
 	text, ok := read(globalFlagsPage)
 	if !ok {
