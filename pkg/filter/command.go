@@ -63,8 +63,8 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 	cmd.Example = `  # In a kustomization's transformers, with kustomize build --enable-alpha-plugins --enable-exec:
   #   annotations: {config.kubernetes.io/function: "exec: {path: kubectl-crd, args: [krm]}"}
 
-  # Standalone, on a file
-  kubectl crd krm config.yaml manifests.yaml`
+  # Standalone, on files (- for stdin); nothing on stdout if the run fails
+  kubectl crd krm examples/krm/check.yaml examples/krm/crd.yaml examples/krm/widget.yaml`
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		// Standalone, the output is what gets applied ("| kubectl apply -f -"): on an
