@@ -217,7 +217,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 
 	doPrune := c.Prune == nil || *c.Prune
-	validators := map[string]*update.Validator{}
+	validators := update.Validators{}
 	out := make([]*yaml.RNode, len(items))
 	copy(out, items)
 	for i, d := range docs {
@@ -297,18 +297,14 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 
 // checkUpdate is check-update on one object: what the server, and the
 // mutability markers of its CRD file, refuse of updating old to new.
-func checkUpdate(old *document.Document, new map[string]interface{}, crd *schema.CRD, markers crdMarkers, validators map[string]*update.Validator) ([]update.Finding, error) {
+func checkUpdate(old *document.Document, new map[string]interface{}, crd *schema.CRD, markers crdMarkers, validators update.Validators) ([]update.Finding, error) {
 	gv, err := runtimeschema.ParseGroupVersion(prune.Ref(new).APIVersion)
 	if err != nil {
 		return nil, err
 	}
-	key := crd.Name() + "/" + gv.Version
-	v := validators[key]
-	if v == nil {
-		if v, err = update.NewValidator(crd, gv.Version); err != nil {
-			return nil, err
-		}
-		validators[key] = v
+	v, err := validators.For(crd, gv.Version)
+	if err != nil {
+		return nil, err
 	}
 	out, err := update.Check(old.Object, new, crd, markers[gv.Version], v)
 	if err != nil {

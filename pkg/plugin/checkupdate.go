@@ -179,7 +179,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		namespace = ""
 	}
 
-	validators := map[string]*update.Validator{}
+	validators := update.Validators{}
 	var report updateReport
 	refused := false
 	for _, d := range docs {
@@ -232,13 +232,9 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 			report.Items = append(report.Items, item)
 			continue
 		}
-		vkey := crd.Name() + "/" + gv.Version
-		validator := validators[vkey]
-		if validator == nil {
-			if validator, err = update.NewValidator(crd, gv.Version); err != nil {
-				return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
-			}
-			validators[vkey] = validator
+		validator, err := validators.For(crd, gv.Version)
+		if err != nil {
+			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
 		}
 		out, err := update.Check(old, d.Object, crd, markers[crd.GroupKind()][gv.Version], validator)
 		if err != nil {

@@ -29,6 +29,24 @@ type Validator struct {
 	version  string
 }
 
+// Validators builds the validator of each CRD version once, when first
+// asked for it (it compiles the CEL rules), by CRD name and version.
+type Validators map[string]*Validator
+
+// For returns the validator of a served version of crd.
+func (vs Validators) For(crd *schema.CRD, version string) (*Validator, error) {
+	key := crd.Name() + "/" + version
+	if v, ok := vs[key]; ok {
+		return v, nil
+	}
+	v, err := NewValidator(crd, version)
+	if err != nil {
+		return nil, err
+	}
+	vs[key] = v
+	return v, nil
+}
+
 // NewValidator builds the validator of a served version of crd.
 func NewValidator(crd *schema.CRD, version string) (*Validator, error) {
 	v, ok := crd.Version(version)
