@@ -710,12 +710,6 @@ func TestDocsCommandPages(t *testing.T) {
 		}
 		text, ok := read(page)
 		if !ok {
-			if cmd.Name() == "krm" {
-				// The KRM function's page is written apart (issue 7); remove this
-				// exception when docs/krm-function.md exists.
-				t.Logf("docs/%s does not exist yet: the flags of kubectl crd %s are not checked", page, cmd.Name())
-				continue
-			}
 			t.Errorf("docs/%s, the page of kubectl crd %s, does not exist", page, cmd.Name())
 			continue
 		}
