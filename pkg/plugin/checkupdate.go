@@ -114,7 +114,6 @@ const (
 	updateChecked = "Checked"
 	updateCreate  = "Create"     // no old object: nothing to compare
 	updateNoCRD   = "MissingCRD" // offline, no CRD known
-	updateSkipped = "NotCustomResource"
 )
 
 type objectKey struct {
@@ -175,6 +174,12 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		markers[c.CRD.GroupKind()] = m
 	}
 	namespace, explicit := o.cluster.Namespace()
+	// The namespace the request would have: kubectl apply gives an object without one the
+	// context's, else "default". Offline, reports only name a namespace the user gave.
+	requestNamespace := namespace
+	if requestNamespace == "" {
+		requestNamespace = "default"
+	}
 	if o.Offline && !explicit {
 		namespace = ""
 	}
@@ -236,7 +241,15 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
 		}
-		out, err := update.Check(old, d.Object, crd, markers[crd.GroupKind()][gv.Version], validator)
+		newObj := d.Object
+		if !crd.ClusterScoped() {
+			ns := item.Object.Namespace
+			if ns == "" {
+				ns = requestNamespace
+			}
+			newObj, old = update.InNamespace(newObj, ns), update.InNamespace(old, ns)
+		}
+		out, err := update.Check(old, newObj, crd, markers[crd.GroupKind()][gv.Version], validator)
 		if err != nil {
 			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
 		}
@@ -255,6 +268,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 			report.Items = []updateItem{}
 		}
 		enc := json.NewEncoder(o.Out)
+		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(report); err != nil {
 			return err

@@ -213,6 +213,7 @@ func (o *ExplainStructuralOptions) Run() error {
 	switch o.Output {
 	case "json":
 		enc := json.NewEncoder(o.Out)
+		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(report); err != nil {
 			return err
@@ -284,7 +285,7 @@ func printStructuralText(w io.Writer, report structuralReport) {
 		}
 		verdict := "structural"
 		if !r.Structural {
-			verdict = fmt.Sprintf("NOT structural (%d violations)", len(r.Violations))
+			verdict = fmt.Sprintf("NOT structural (%s)", plural(len(r.Violations), "violation"))
 		}
 		where := r.Cluster
 		if r.Source != nil {
@@ -295,7 +296,7 @@ func printStructuralText(w io.Writer, report structuralReport) {
 			fmt.Fprintf(w, "  %s\n", v.Message)
 		}
 		if len(r.Mutability) > 0 {
-			fmt.Fprintf(w, "  %d misplaced mutability markers (KEP \"Immutable fields\", emulated by kubectl crd):\n", len(r.Mutability))
+			fmt.Fprintf(w, "  %s (KEP \"Immutable fields\", emulated by kubectl crd):\n", plural(len(r.Mutability), "misplaced mutability marker"))
 			for _, v := range r.Mutability {
 				fmt.Fprintf(w, "  %s\n", v.Message)
 			}
@@ -400,8 +401,7 @@ func describeNode(s *structuralschema.Structural) string {
 		parts = append(parts, "nullable")
 	}
 	if s.Default.Object != nil {
-		b, _ := json.Marshal(s.Default.Object)
-		parts = append(parts, "default="+string(b))
+		parts = append(parts, "default="+jsonString(s.Default.Object))
 	}
 	if s.XPreserveUnknownFields {
 		parts = append(parts, "x-kubernetes-preserve-unknown-fields")
@@ -425,4 +425,12 @@ func describeNode(s *structuralschema.Structural) string {
 		parts = append(parts, fmt.Sprintf("additionalProperties=%v", s.AdditionalProperties.Bool))
 	}
 	return strings.Join(parts, " ")
+}
+
+// plural is "1 thing", "2 things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

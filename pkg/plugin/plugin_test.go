@@ -488,3 +488,24 @@ func TestCheckUpdateCreate(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// Objects without a namespace are checked in the namespace kubectl apply
+// would give them, offline too: the server's "namespace required" is not a
+// refusal of the update.
+func TestCheckUpdateWithoutNamespace(t *testing.T) {
+	dir := t.TempDir()
+	old := "apiVersion: cel.example.com/v1\nkind: Bucket\nmetadata: {name: b}\nspec: {region: eu}\n"
+	oldFile := filepath.Join(dir, "old.yaml")
+	if err := os.WriteFile(oldFile, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	crd := "../../test/e2e/testdata/cel/crd.yaml"
+	r := run(t, old, "check-update", "--offline", "--crd-file", crd, "--old", oldFile, "-f", "-")
+	if r.code != 0 || r.stdout != "Bucket b: update allowed (-:1)\n" {
+		t.Errorf("unchanged: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, strings.Replace(old, "eu", "us", 1), "check-update", "--offline", "--crd-file", crd, "--old", oldFile, "-f", "-")
+	if r.code != ExitFindings || !strings.Contains(r.stdout, "spec.region: x-kubernetes-validations: self == oldSelf: region is immutable") || strings.Contains(r.stdout, "metadata.namespace") {
+		t.Errorf("changed: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -353,12 +353,27 @@ func describeChange(ch prune.Change, res *prune.Result) string {
 	}
 }
 
+// jsonString is v as compact JSON, for messages.
 func jsonString(v interface{}) string {
-	b, err := json.Marshal(v)
+	b, err := marshalJSON(v, "")
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+// marshalJSON encodes v, indented by indent ("" for compact), with a final
+// newline; <, > and & are written as they are, as kubectl writes them, not
+// escaped for HTML.
+func marshalJSON(v interface{}, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func (o *PruneOptions) writeReport(results []*prune.Result) error {
@@ -366,11 +381,10 @@ func (o *PruneOptions) writeReport(results []*prune.Result) error {
 	if report.Items == nil {
 		report.Items = []*prune.Result{}
 	}
-	b, err := json.MarshalIndent(report, "", "  ")
+	b, err := marshalJSON(report, "  ")
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	if o.Report == "-" {
 		_, err := o.Out.Write(b)
 		return err
@@ -389,6 +403,7 @@ func (o *PruneOptions) printObjects(docs []*document.Document) error {
 			items = append(items, obj)
 		}
 		enc := json.NewEncoder(o.Out)
+		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items})
 	}

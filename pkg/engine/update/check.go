@@ -18,9 +18,10 @@ import (
 type Finding struct {
 	// Path in the server's format.
 	Path string `json:"path"`
-	// Rule: the mutability marker ("x-kubernetes-mutability: Immutable"), or
-	// "server: <type>" for the API server's own validation (schema, CEL
-	// rules in x-kubernetes-validations, metadata).
+	// Rule: the mutability marker ("x-kubernetes-mutability: Immutable"),
+	// the CEL rule ("x-kubernetes-validations: self == oldSelf"), or
+	// "server: <type>" for the rest of the API server's own validation
+	// (schema, metadata, list types).
 	Rule    string      `json:"rule"`
 	Message string      `json:"message"`
 	Old     interface{} `json:"old,omitempty"`
@@ -51,6 +52,11 @@ func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, valida
 	oldVersion, err := versionOf(old)
 	if err != nil {
 		return nil, err
+	}
+	if !crd.ClusterScoped() {
+		// A request for a namespaced kind has a namespace (kubectl gives an object without
+		// one the context's); the server refuses an object without one.
+		new, old = InNamespace(new, "default"), InNamespace(old, "default")
 	}
 	s, err := crd.ServedSchema(newVersion)
 	if err != nil {
@@ -183,4 +189,24 @@ func valueAt(obj interface{}, path string) (interface{}, bool) {
 		}
 	}
 	return v, true
+}
+
+// InNamespace returns obj with metadata.namespace set to ns when it has
+// none (a copy: obj is not changed).
+func InNamespace(obj map[string]interface{}, ns string) map[string]interface{} {
+	meta, _ := obj["metadata"].(map[string]interface{})
+	if s, _ := meta["namespace"].(string); s != "" {
+		return obj
+	}
+	out := make(map[string]interface{}, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	m := make(map[string]interface{}, len(meta)+1)
+	for k, v := range meta {
+		m[k] = v
+	}
+	m["namespace"] = ns
+	out["metadata"] = m
+	return out
 }
