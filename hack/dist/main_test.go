@@ -1,0 +1,281 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/release"
+)
+
+const (
+	root        = "../.."
+	testVersion = "v0.0.0-test.1"
+)
+
+// dists are two runs of the program with the same arguments, made before
+// the tests run (cold cross-compiles of six platforms take longer than go
+// test's default -timeout); distLog is what they printed.
+var (
+	dists   [2]string
+	distLog bytes.Buffer
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	os.Exit(func() int {
+		tmp, err := os.MkdirTemp("", "kubectl-crd-dist-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		defer os.RemoveAll(tmp)
+		for i := range dists {
+			dists[i] = filepath.Join(tmp, strconv.Itoa(i))
+			start := time.Now()
+			if code := run(context.Background(), []string{"-root", root, "-out", dists[i], "-version", testVersion}, &distLog); code != 0 {
+				fmt.Fprintf(os.Stderr, "dist run %d: exit %d\n%s", i, code, distLog.String())
+				return 3
+			}
+			fmt.Fprintf(&distLog, "run %d took %s\n", i, time.Since(start).Round(time.Second))
+		}
+		return m.Run()
+	}())
+}
+
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("cross-compiles every platform: not with -short")
+	}
+}
+
+// entry is a file of an archive.
+type entry struct {
+	hdr  *tar.Header
+	data []byte
+}
+
+// readArchive reads a tar.gz the way krew extracts it.
+func readArchive(t *testing.T, path string) []entry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []entry
+	tr := tar.NewReader(gz)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, entry{hdr, data})
+	}
+}
+
+// sourceDate is the mtime the archives' files must have: SOURCE_DATE_EPOCH,
+// else the commit time, else the epoch.
+func sourceDate(t *testing.T) time.Time {
+	s := os.Getenv("SOURCE_DATE_EPOCH")
+	if s == "" {
+		out, err := exec.Command("git", "-C", root, "log", "-1", "--format=%ct").Output()
+		if err != nil {
+			return time.Unix(0, 0)
+		}
+		s = strings.TrimSpace(string(out))
+	}
+	secs, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Unix(secs, 0)
+}
+
+func TestArchives(t *testing.T) {
+	skipShort(t)
+	license, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim, err := os.ReadFile(filepath.Join(root, release.CompletionShim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtime := sourceDate(t)
+	for _, p := range release.Platforms {
+		entries := readArchive(t, filepath.Join(dists[0], p.Archive()))
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.hdr.Name)
+			if e.hdr.Typeflag != tar.TypeReg || e.hdr.Uid != 0 || e.hdr.Gid != 0 || e.hdr.Uname != "" || e.hdr.Gname != "" || !e.hdr.ModTime.Equal(mtime) {
+				t.Errorf("%s: %s: type %c, owner %d:%d (%q:%q), mtime %v; want a regular file of 0:0 dated %v",
+					p.Archive(), e.hdr.Name, e.hdr.Typeflag, e.hdr.Uid, e.hdr.Gid, e.hdr.Uname, e.hdr.Gname, e.hdr.ModTime, mtime)
+			}
+			want := map[string]struct {
+				mode int64
+				data []byte
+			}{p.Binary(): {0o755, nil}, "LICENSE": {0o644, license}, "kubectl_complete-crd": {0o755, shim}}[e.hdr.Name]
+			if e.hdr.Mode != want.mode || (want.data != nil && !bytes.Equal(e.data, want.data)) {
+				t.Errorf("%s: %s: mode %o, want %o; or not the repository's file", p.Archive(), e.hdr.Name, e.hdr.Mode, want.mode)
+			}
+		}
+		want := []string{"LICENSE", p.Binary(), "kubectl_complete-crd"}
+		if !slices.Equal(names, want) {
+			t.Errorf("%s holds %q, want %q in this order", p.Archive(), names, want)
+		}
+	}
+}
+
+func TestManifest(t *testing.T) {
+	skipShort(t)
+	path := filepath.Join(dists[0], "crd.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin, err := release.ParseManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := release.ValidateManifest(path, plugin, release.Platforms); len(errs) > 0 {
+		t.Fatalf("%s:\n%v", path, errs.ToAggregate())
+	}
+	if plugin.Spec.Version != testVersion {
+		t.Errorf("version %q, want %q", plugin.Spec.Version, testVersion)
+	}
+	var sums []string // the lines of SHA256SUMS, in the manifest's order
+	for _, pl := range plugin.Spec.Platforms {
+		p := release.Platform{OS: pl.Selector.MatchLabels["os"], Arch: pl.Selector.MatchLabels["arch"]}
+		archive, err := os.ReadFile(filepath.Join(dists[0], p.Archive()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(archive)
+		if got := hex.EncodeToString(sum[:]); pl.Sha256 != got {
+			t.Errorf("%s: sha256 %s in the manifest, %s of the file", p, pl.Sha256, got)
+		}
+		sums = append(sums, hex.EncodeToString(sum[:])+"  "+p.Archive()+"\n")
+		if !strings.HasSuffix(pl.URI, "/download/"+testVersion+"/"+p.Archive()) {
+			t.Errorf("%s: uri %s does not end in /download/%s/%s", p, pl.URI, testVersion, p.Archive())
+		}
+		var names []string
+		for _, e := range readArchive(t, filepath.Join(dists[0], p.Archive())) {
+			names = append(names, e.hdr.Name)
+		}
+		for _, op := range pl.Files {
+			if !slices.Contains(names, op.From) {
+				t.Errorf("%s: files: %s is not in the archive %q", p, op.From, names)
+			}
+		}
+		if want := map[bool]string{true: "kubectl-crd.exe", false: "kubectl-crd"}[p.OS == "windows"]; pl.Bin != want || !slices.Contains(names, want) {
+			t.Errorf("%s: bin %s, want %s, in the archive", p, pl.Bin, want)
+		}
+	}
+	slices.SortFunc(sums, func(a, b string) int { return strings.Compare(a[64:], b[64:]) }) // by archive name
+	if got, err := os.ReadFile(filepath.Join(dists[0], release.SumsFile)); err != nil || string(got) != strings.Join(sums, "") {
+		t.Errorf("%s:\n%s\nwant:\n%s(%v)", release.SumsFile, got, strings.Join(sums, ""), err)
+	}
+}
+
+func TestBinaryRuns(t *testing.T) {
+	skipShort(t)
+	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if !slices.Contains(release.Platforms, host) {
+		t.Skipf("no release for %s", host)
+	}
+	dir := t.TempDir()
+	for _, e := range readArchive(t, filepath.Join(dists[0], host.Archive())) {
+		if err := os.WriteFile(filepath.Join(dir, e.hdr.Name), e.data, os.FileMode(e.hdr.Mode)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(filepath.Join(dir, host.Binary()), "version").CombinedOutput()
+	if first, _, _ := strings.Cut(string(out), "\n"); err != nil || first != "kubectl-crd "+testVersion {
+		t.Errorf("kubectl-crd version: %v\n%s\nwant the first line kubectl-crd %s", err, out, testVersion)
+	}
+	// The completion shim runs the plugin it is installed with.
+	if host.OS != "windows" {
+		shim := exec.Command(filepath.Join(dir, "kubectl_complete-crd"), "prune", "--crd-")
+		shim.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := shim.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--crd-file") {
+			t.Errorf("kubectl_complete-crd prune --crd-: %v\n%s", err, out)
+		}
+	}
+}
+
+func TestReproducible(t *testing.T) {
+	skipShort(t)
+	t.Log(distLog.String())
+	list := func(dir string) []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	names := list(dists[0])
+	if want := len(release.Platforms) + 2; len(names) != want { // the archives, SHA256SUMS, crd.yaml
+		t.Errorf("%d files, want %d: %q", len(names), want, names)
+	}
+	if other := list(dists[1]); !slices.Equal(names, other) {
+		t.Fatalf("two runs wrote %q and %q", names, other)
+	}
+	for _, name := range names {
+		a, errA := os.ReadFile(filepath.Join(dists[0], name))
+		b, errB := os.ReadFile(filepath.Join(dists[1], name))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs of the same commit (%v, %v)", name, errA, errB)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"-version", "1.2.3"},
+		{"-version", "v1.2"},
+		{"-platforms", "linux/386"},
+		{"-unknown"},
+		{"extra"},
+	} {
+		var log bytes.Buffer
+		if code := run(context.Background(), append([]string{"-root", root, "-out", t.TempDir()}, args...), &log); code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, code, log.String())
+		}
+	}
+}
