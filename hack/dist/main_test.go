@@ -29,8 +29,10 @@ const (
 )
 
 // dists are two runs of the program with the same arguments, made before
-// the tests run (cold cross-compiles of six platforms take longer than go
-// test's default -timeout); distLog is what they printed.
+// the tests run; distLog is what they printed. Cold, cross-compiling six
+// platforms takes about 20 minutes on two cores: go test kills a test
+// binary after its -timeout (plus a minute), so the README's test command
+// gives one.
 var (
 	dists   [2]string
 	distLog bytes.Buffer

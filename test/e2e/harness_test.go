@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 			return 3
 		}
 		defer os.RemoveAll(dir)
-		// Before m.Run, so that cold builds (minutes) do not count against -timeout.
+		// Before m.Run, so that cold builds (minutes) do not count against the tests' own -timeout
+		// alarm; go test still kills the whole binary at -timeout plus a minute, hence the
+		// README's -timeout 60m.
 		if err := setup(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e setup:", err)
 			cluster.stop()
