@@ -5,12 +5,9 @@
 package document
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,112 +38,54 @@ type InputError struct {
 
 func (e *InputError) Error() string { return e.Source.String() + ": " + e.Msg }
 
-// Document is one document of a stream.
+// Document is one document of a stream, or one item of a List document:
+// an object as kubectl sends it to the server.
 type Document struct {
-	// Source is the file and the first line of the document.
+	// Source is the file and the first line of the document (of the item).
 	Source Source
 	// Object is the document as kubectl sends it to the server.
 	Object map[string]interface{}
+	// Warnings are what kubectl passes in silence, such as duplicate keys;
+	// set on the documents of a stream, not on list items.
+	Warnings []Warning
 
 	raw       []byte
-	node      *kyaml.Node // the DocumentNode; nil for a JSON stream
+	node      *kyaml.Node // the DocumentNode
 	lineShift int         // added to node line numbers to get file lines
 	seqIndent string
 	isJSON    bool
 	edited    bool
 	out       []byte // the edited text, when edited in place
+
+	list *listState // of a List document: its items and their pending edits
+	item *itemOf    // of an item of a List document
 }
+
+// Warning is something kubectl accepts in silence that changes what the
+// server gets, located in the source.
+type Warning struct {
+	Source Source
+	Msg    string
+}
+
+func (w Warning) String() string { return w.Source.String() + ": " + w.Msg }
 
 // Raw is the document's text as read.
 func (d *Document) Raw() []byte { return d.raw }
 
 // Edited reports whether an edit changed the document.
-func (d *Document) Edited() bool { return d.edited }
-
-// Read splits r into documents the way kubectl's YAML reader does and parses
-// each. Documents that are empty or null are skipped, as kubectl skips them.
-// A syntax error or a document that is not an object is an *InputError.
-func Read(r io.Reader, file string) ([]*Document, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, &InputError{Source: Source{File: file}, Msg: err.Error()}
+func (d *Document) Edited() bool {
+	if d.item != nil {
+		return d.item.list.edited
 	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		// Like kubectl's YAMLOrJSONDecoder: a stream that starts with "{" is
-		// JSON, unless it does not parse as JSON; then it is read as YAML
-		// (flow style), whose errors carry the right line.
-		docs, err, atFirst := readJSONStream(data, file)
-		if err == nil || !atFirst {
-			return docs, err
-		}
-		if ydocs, yerr := readYAML(data, file); yerr == nil {
-			return ydocs, nil
-		}
-		return nil, err
-	}
-	return readYAML(data, file)
+	return d.edited
 }
 
-func readYAML(data []byte, file string) ([]*Document, error) {
-	chunks, err := split(data, file)
-	if err != nil {
-		return nil, err
-	}
-	var docs []*Document
-	for _, c := range chunks {
-		d, err := parseChunk(c, file)
-		if err != nil {
-			return nil, err
-		}
-		if d != nil {
-			docs = append(docs, d)
-		}
-	}
-	return docs, nil
-}
-
+// chunk is a YAML document of a stream.
 type chunk struct {
-	data      []byte
-	startLine int // 1-based file line of data's first line
-}
-
-// split follows k8s.io/apimachinery/pkg/util/yaml.YAMLReader: a line starting
-// with "---" ends a document; only spaces and a comment may follow it.
-func split(data []byte, file string) ([]chunk, error) {
-	var (
-		chunks []chunk
-		buf    bytes.Buffer
-		start  = 1
-		line   = 0
-	)
-	sc := bufio.NewReader(bytes.NewReader(data))
-	for {
-		l, err := sc.ReadBytes('\n')
-		if len(l) > 0 {
-			line++
-			if bytes.HasPrefix(l, []byte("---")) {
-				rest := strings.TrimSpace(string(l[3:]))
-				if rest != "" && rest[0] != '#' {
-					return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid YAML document separator: " + rest}
-				}
-				if buf.Len() > 0 {
-					chunks = append(chunks, chunk{data: append([]byte(nil), buf.Bytes()...), startLine: start})
-					buf.Reset()
-				}
-				start = line + 1
-			} else {
-				buf.Write(l)
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	if buf.Len() > 0 {
-		chunks = append(chunks, chunk{data: buf.Bytes(), startLine: start})
-	}
-	return chunks, nil
+	data      []byte // as kubectl's reader gives it: what is converted
+	text      []byte // as written: what is edited and printed
+	startLine int    // 1-based file line of the first line
 }
 
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
@@ -166,32 +105,65 @@ func parseChunk(c chunk, file string) (*Document, error) {
 	// What kubectl sends: sigs.k8s.io/yaml's conversion (YAML 1.1 scalars).
 	js, err := sigsyaml.YAMLToJSON(c.data)
 	if err != nil {
-		return nil, shiftYAMLError(err, file, c.startLine)
+		ie := shiftYAMLError(err, file, c.startLine)
+		if l := firstUnprintable(c.data); l >= 0 && strings.Contains(err.Error(), "control characters are not allowed") {
+			ie.Source.Line = c.startLine + l // the parser names no line
+		}
+		return nil, ie
 	}
 	js = bytes.TrimSpace(js)
 	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
 		return nil, nil
 	}
 	var node kyaml.Node
-	if err := kyaml.NewDecoder(bytes.NewReader(c.data)).Decode(&node); err != nil {
+	if err := kyaml.NewDecoder(bytes.NewReader(c.text)).Decode(&node); err != nil {
 		return nil, shiftYAMLError(err, file, c.startLine)
 	}
 	firstLine := c.startLine
 	if len(node.Content) > 0 {
 		firstLine = c.startLine + node.Content[0].Line - 1
 	}
-	obj, err := decodeObject(js)
-	if err != nil {
-		return nil, &InputError{Source: Source{File: file, Line: firstLine}, Msg: err.Error()}
-	}
-	return &Document{
+	d := &Document{
 		Source:    Source{File: file, Line: firstLine},
-		Object:    obj,
-		raw:       c.data,
+		raw:       c.text,
 		node:      &node,
 		lineShift: c.startLine - 1,
-		seqIndent: kyaml.DeriveSeqIndentStyle(string(c.data)),
-	}, nil
+		seqIndent: kyaml.DeriveSeqIndentStyle(string(c.text)),
+	}
+	return d, d.decode(js)
+}
+
+// parseJSON reads a JSON document of a JSON stream, at line of the file.
+func parseJSON(raw []byte, file string, line int) (*Document, error) {
+	raw = bytes.TrimSpace(raw)
+	if bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var node kyaml.Node
+	if err := kyaml.NewDecoder(bytes.NewReader(raw)).Decode(&node); err != nil {
+		return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}
+	}
+	d := &Document{
+		Source:    Source{File: file, Line: line},
+		raw:       append([]byte(nil), raw...),
+		node:      &node,
+		lineShift: line - 1,
+		seqIndent: string(kyaml.CompactSequenceStyle),
+		isJSON:    true,
+	}
+	return d, d.decode(raw)
+}
+
+// decode sets the document's object from its JSON, the items of a list,
+// and the warnings about what kubectl passes in silence.
+func (d *Document) decode(js []byte) error {
+	obj, err := decodeObject(js)
+	if err != nil {
+		return &InputError{Source: d.Source, Msg: err.Error()}
+	}
+	d.Object = obj
+	d.Warnings = duplicateKeys(d)
+	return d.expandList(js)
 }
 
 func decodeObject(js []byte) (map[string]interface{}, error) {
@@ -219,52 +191,6 @@ func describe(v interface{}) string {
 		return "null"
 	default:
 		return "a number"
-	}
-}
-
-// readJSONStream reads one or more concatenated JSON objects, as kubectl does
-// for input that starts with "{".
-// atFirst is true when the first value is not JSON at all.
-func readJSONStream(data []byte, file string) (docs []*Document, err error, atFirst bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		consumed := dec.InputOffset()
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			return docs, nil, false
-		}
-		if err != nil {
-			at := dec.InputOffset()
-			var se *json.SyntaxError
-			if errors.As(err, &se) {
-				at = consumed + se.Offset
-			}
-			if at > int64(len(data)) {
-				at = int64(len(data))
-			}
-			line := 1 + bytes.Count(data[:at], []byte("\n"))
-			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}, len(docs) == 0
-		}
-		start := int(dec.InputOffset()) - len(raw)
-		line := 1 + bytes.Count(data[:start], []byte("\n"))
-		obj, err := decodeObject(raw)
-		if err != nil {
-			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: err.Error()}, false
-		}
-		var node kyaml.Node
-		if err := kyaml.NewDecoder(bytes.NewReader(raw)).Decode(&node); err != nil {
-			return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}, false
-		}
-		docs = append(docs, &Document{
-			Source:    Source{File: file, Line: line},
-			Object:    obj,
-			raw:       append([]byte(nil), raw...),
-			node:      &node,
-			lineShift: line - 1,
-			seqIndent: string(kyaml.CompactSequenceStyle),
-			isJSON:    true,
-		})
 	}
 }
 

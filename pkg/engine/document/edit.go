@@ -22,6 +22,9 @@ func (d *Document) root() *kyaml.Node {
 // that holds it. Aliases are followed for reading only: an edit through an
 // alias would change every place the anchor is used.
 func (d *Document) locate(p fieldpath.Path) (value, key, parent *kyaml.Node, viaAlias bool, err error) {
+	if d.item != nil {
+		return d.item.list.locate(d.item.inList(p))
+	}
 	n := d.root()
 	for i, s := range p {
 		if n == nil {
@@ -57,6 +60,9 @@ func (d *Document) locate(p fieldpath.Path) (value, key, parent *kyaml.Node, via
 // Line returns the file line of the field at p (its key's line for an object
 // field), or 0 when it cannot be found in the source.
 func (d *Document) Line(p fieldpath.Path) int {
+	if d.item != nil {
+		return d.item.list.Line(d.item.inList(p))
+	}
 	value, key, _, _, err := d.locate(p)
 	if err != nil {
 		return 0
@@ -153,6 +159,12 @@ func toNode(v interface{}) (*kyaml.Node, error) {
 // Encode writes the document: its original text when nothing was edited,
 // otherwise the edited node tree, which keeps comments and key order.
 func (d *Document) Encode() ([]byte, error) {
+	if d.item != nil {
+		return nil, fmt.Errorf("%s: an item of a List is written with its List", d.Source)
+	}
+	if err := d.flush(); err != nil {
+		return nil, err
+	}
 	if !d.edited {
 		return d.raw, nil
 	}
@@ -172,6 +184,18 @@ func (d *Document) Encode() ([]byte, error) {
 
 // Reparse reads the edited document back the way kubectl would send it.
 func (d *Document) Reparse() (map[string]interface{}, error) {
+	if d.item != nil {
+		list, err := d.item.list.Reparse()
+		if err != nil {
+			return nil, err
+		}
+		items, _ := list["items"].([]interface{})
+		obj, _ := items[d.item.index].(map[string]interface{})
+		if d.item.inferred {
+			obj["apiVersion"], obj["kind"] = d.Object["apiVersion"], d.Object["kind"]
+		}
+		return obj, nil
+	}
 	b, err := d.Encode()
 	if err != nil {
 		return nil, err

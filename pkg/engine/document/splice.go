@@ -28,7 +28,18 @@ type Edit struct {
 // possible (flow-style collections, list items) it edits the YAML node tree,
 // which keeps comments and key order; and as a last resort it writes the
 // document again from want. The returned note says why it had to fall back.
+//
+// The edits of an item of a List are made when the List is written, all at
+// once: the note is then the List's (see Reformatted).
 func (d *Document) Apply(edits []Edit, want map[string]interface{}) (note string, err error) {
+	if d.item != nil {
+		d.item.apply(edits, want)
+		return "", nil
+	}
+	return d.applyEdits(edits, want)
+}
+
+func (d *Document) applyEdits(edits []Edit, want map[string]interface{}) (note string, err error) {
 	if len(edits) == 0 {
 		return "", nil
 	}

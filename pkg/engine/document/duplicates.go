@@ -1,0 +1,50 @@
+package document
+
+import (
+	"fmt"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+)
+
+// duplicateKeys finds the keys a mapping of the document has twice.
+// kubectl's YAML and JSON readers keep the last value without a word (so the
+// server never sees the others); kustomize refuses such a file.
+func duplicateKeys(d *Document) []Warning {
+	var out []Warning
+	var walk func(n *kyaml.Node, p fieldpath.Path)
+	walk = func(n *kyaml.Node, p fieldpath.Path) {
+		switch n.Kind {
+		case kyaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, p)
+			}
+		case kyaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, p.Child(fieldpath.Index(i)))
+			}
+		case kyaml.MappingNode:
+			seen := map[string]*kyaml.Node{}
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				k := n.Content[j]
+				if k.Kind != kyaml.ScalarNode || k.Value == "<<" {
+					continue
+				}
+				if first, ok := seen[k.Value]; ok {
+					out = append(out, Warning{
+						Source: Source{File: d.Source.File, Line: k.Line + d.lineShift},
+						Msg: fmt.Sprintf("duplicate key %q (also at line %d): kubectl sends only the last value, of line %d",
+							p.Child(fieldpath.Key(k.Value)).String(), first.Line+d.lineShift, k.Line+d.lineShift),
+					})
+				}
+				seen[k.Value] = k
+			}
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				walk(n.Content[j+1], p.Child(fieldpath.Key(n.Content[j].Value)))
+			}
+		}
+	}
+	walk(d.node, nil)
+	return out
+}

@@ -1,0 +1,333 @@
+package document
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	textunicode "golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Reader reads the documents of one input, one at a time, the way kubectl
+// reads a file given with -f (k8s.io/cli-runtime's FileVisitor and
+// StreamVisitor over k8s.io/apimachinery's YAMLOrJSONDecoder):
+//
+//   - the bytes go through kubectl's transform first: a UTF-8 or UTF-16 byte
+//     order mark selects the encoding, and invalid UTF-8 becomes U+FFFD;
+//   - a stream whose first 4096 bytes start with "{" (after white space) is
+//     read as concatenated JSON values; when the first or second value does
+//     not parse, the rest of the stream is read as YAML;
+//   - YAML is split into documents on lines that start with "---", each line
+//     ending in "\n" (a final line without one gets it, "\r\n" becomes "\n");
+//   - empty and null documents are skipped.
+//
+// Unlike kubectl's reader it knows the line of every document, and keeps
+// memory bounded by the largest document, not by the input.
+type Reader struct {
+	file    string
+	counter *lineCounter
+	br      *bufio.Reader
+
+	json     *json.Decoder
+	jsonSeen int   // values the JSON decoder has read, as the upstream decoder counts them
+	jsonErr  error // the JSON error to report if the first YAML document fails too
+	yaml     *bufio.Reader
+	line     int // YAML: lines read so far
+	err      error
+}
+
+// kubectl's look-ahead for a JSON stream (cli-runtime's StreamVisitor).
+const jsonGuessSize = 4096
+
+// NewReader returns a reader of the documents of r, named file in errors
+// and sources.
+func NewReader(r io.Reader, file string) *Reader {
+	// What kubectl's FileVisitor does to every input, stdin included.
+	decoded := transform.NewReader(r, textunicode.BOMOverride(textunicode.UTF8.NewDecoder()))
+	counter := &lineCounter{r: decoded}
+	br := bufio.NewReaderSize(counter, jsonGuessSize)
+	rd := &Reader{file: file, counter: counter, br: br}
+	head, _ := br.Peek(jsonGuessSize)
+	if utilyaml.IsJSONBuffer(head) {
+		rd.json = json.NewDecoder(br)
+	} else {
+		rd.yaml = br
+	}
+	return rd
+}
+
+// Read reads every document of r (see Reader).
+func Read(r io.Reader, file string) ([]*Document, error) {
+	rd := NewReader(r, file)
+	var docs []*Document
+	for {
+		d, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+}
+
+// Next returns the next document that is not empty or null, or io.EOF at
+// the end. An error other than io.EOF is an *InputError, and final.
+func (r *Reader) Next() (*Document, error) {
+	for r.err == nil {
+		d, err := r.next()
+		if err != nil {
+			r.err = err
+			break
+		}
+		if d != nil {
+			return d, nil
+		}
+	}
+	return nil, r.err
+}
+
+// next reads one document; nil when it is empty or null.
+func (r *Reader) next() (*Document, error) {
+	if r.json != nil {
+		d, toYAML, err := r.nextJSON()
+		if !toYAML {
+			return d, err
+		}
+		// The JSON decoder gave up on the first or second value: YAML reads the rest.
+	}
+	c, err := r.nextChunk()
+	if err != nil {
+		if r.jsonErr != nil && !errors.Is(err, io.EOF) {
+			err = r.jsonErr // as the upstream decoder reports it
+		}
+		r.jsonErr = nil
+		return nil, err
+	}
+	d, err := parseChunk(c, r.file)
+	if err != nil && r.jsonErr != nil {
+		err = r.jsonErr
+	}
+	r.jsonErr = nil
+	return d, err
+}
+
+// nextJSON reads one JSON value. When it fails on the first or second value
+// it switches the reader to YAML (r.json is then nil), as the upstream
+// decoder does, and the caller reads the rest as YAML (toYAML).
+func (r *Reader) nextJSON() (d *Document, toYAML bool, err error) {
+	var raw json.RawMessage
+	consumed := r.json.InputOffset()
+	err = r.json.Decode(&raw)
+	if errors.Is(err, io.EOF) {
+		return nil, false, io.EOF
+	}
+	if err == nil {
+		r.jsonSeen++
+		end := r.json.InputOffset()
+		line := r.counter.lineAt(end - int64(len(raw)))
+		r.counter.forget(end)
+		d, err := parseJSON(raw, r.file, line)
+		return d, false, err
+	}
+	at := r.json.InputOffset()
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		at = se.Offset
+	}
+	jerr := &InputError{Source: Source{File: r.file, Line: r.counter.lineAt(at)}, Msg: "invalid JSON: " + err.Error()}
+	if r.jsonSeen > 1 {
+		// Two values read: an unambiguous JSON stream.
+		return nil, false, jerr
+	}
+	// Read the rest as YAML from where the last value ended, past white
+	// space up to and including the first line break.
+	rest := io.MultiReader(bytes.NewReader(append([]byte(nil), bufferedOf(r.json)...)), r.br)
+	r.json, r.jsonErr = nil, jerr
+	r.yaml = bufio.NewReader(rest)
+	r.line = r.counter.lineAt(consumed) - 1
+	ate, ok := consumeWhitespace(r.yaml)
+	if !ok {
+		return nil, false, jerr
+	}
+	if ate {
+		r.line++
+	}
+	return nil, true, nil
+}
+
+func bufferedOf(d *json.Decoder) []byte {
+	b, _ := io.ReadAll(d.Buffered())
+	return b
+}
+
+// consumeWhitespace follows the upstream decoder's switch from JSON to
+// YAML: white space is skipped up to and including the first line break.
+// ok is false where the upstream decoder gives up (fewer than four bytes
+// left at some point, or U+FFFD): it then reports the JSON error.
+func consumeWhitespace(br *bufio.Reader) (ateNewline, ok bool) {
+	for {
+		b, _ := br.Peek(4)
+		if len(b) < 4 {
+			return false, false
+		}
+		c, size := utf8.DecodeRune(b)
+		if c == utf8.RuneError || size == 0 {
+			return false, false
+		}
+		if !unicode.IsSpace(c) {
+			return false, true
+		}
+		_, _ = br.Discard(size)
+		if c == '\n' {
+			return true, true
+		}
+	}
+}
+
+// readLine returns the next line as the upstream LineReader does (bufio's
+// ReadLine: without "\n" or "\r\n", then "\n" added), and as written.
+func (r *Reader) readLine() (line, written []byte, err error) {
+	for {
+		part, err := r.yaml.ReadSlice('\n')
+		written = append(written, part...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(written) == 0 && err != nil {
+			return []byte("\n"), nil, err
+		}
+		line = written
+		switch {
+		case bytes.HasSuffix(line, []byte("\r\n")):
+			line = line[:len(line)-2]
+		case bytes.HasSuffix(line, []byte("\n")):
+			line = line[:len(line)-1]
+		}
+		return append(line[:len(line):len(line)], '\n'), written, nil
+	}
+}
+
+// nextChunk returns the next YAML document's text as the upstream
+// YAMLReader does, with the file line of its first line, and its text as
+// written (line ends kept; a last line gets one).
+func (r *Reader) nextChunk() (chunk, error) {
+	var c chunk
+	for {
+		l, written, err := r.readLine()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return chunk{}, &InputError{Source: Source{File: r.file, Line: r.line + 1}, Msg: err.Error()}
+		}
+		if err == nil {
+			r.line++
+		}
+		if bytes.HasPrefix(l, []byte("---")) {
+			rest := strings.TrimSpace(string(l[3:]))
+			if rest != "" && rest[0] != '#' {
+				return chunk{}, &InputError{Source: Source{File: r.file, Line: r.line}, Msg: "invalid YAML document separator: " + rest}
+			}
+			if len(c.data) != 0 {
+				return c.done(), nil
+			}
+			if err != nil {
+				return chunk{}, io.EOF
+			}
+			// Upstream keeps a separator that starts a document as its first
+			// line: YAML reads it as the document start ("--- # c") or as text ("---#c").
+		}
+		if err != nil {
+			if len(c.data) != 0 {
+				return c.done(), nil
+			}
+			return chunk{}, io.EOF
+		}
+		if len(c.data) == 0 {
+			c.startLine = r.line
+		}
+		c.data = append(c.data, l...)
+		c.text = append(c.text, written...)
+	}
+}
+
+// done ends the text as written with a line break, so that edits can add
+// lines after its last one.
+func (c chunk) done() chunk {
+	if !bytes.HasSuffix(c.text, []byte("\n")) {
+		if bytes.Contains(c.text, []byte("\r\n")) {
+			c.text = append(c.text, '\r')
+		}
+		c.text = append(c.text, '\n')
+	}
+	return c
+}
+
+// lineCounter passes a stream through and remembers where its line breaks
+// are, from the last forgotten offset on, so that JSON values, which the
+// decoder reads ahead of, get their line.
+type lineCounter struct {
+	r        io.Reader
+	offset   int64   // bytes read so far
+	breaks   []int64 // offsets of the line breaks not forgotten
+	forgoten int     // line breaks before breaks[0]
+}
+
+func (c *lineCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			c.breaks = append(c.breaks, c.offset+int64(i))
+		}
+	}
+	c.offset += int64(n)
+	return n, err
+}
+
+// lineAt is the 1-based line of the byte at offset (not before the last forget).
+func (c *lineCounter) lineAt(offset int64) int {
+	n := 0
+	for n < len(c.breaks) && c.breaks[n] < offset {
+		n++
+	}
+	return 1 + c.forgoten + n
+}
+
+// forget drops the line breaks before offset.
+func (c *lineCounter) forget(offset int64) {
+	n := 0
+	for n < len(c.breaks) && c.breaks[n] < offset {
+		n++
+	}
+	c.forgoten += n
+	c.breaks = append(c.breaks[:0], c.breaks[n:]...)
+}
+
+// firstUnprintable returns the 0-based line, within data, of the first
+// character YAML does not allow (the "control characters are not allowed"
+// of the YAML parser kubectl uses, which names no line), or -1.
+func firstUnprintable(data []byte) int {
+	line := 0
+	for i := 0; i < len(data); {
+		c, size := utf8.DecodeRune(data[i:])
+		switch {
+		case c == '\n':
+			line++
+		case c == '\t', c == '\r', c == 0x85,
+			c >= 0x20 && c <= 0x7E,
+			c >= 0xA0 && c <= 0xD7FF,
+			c >= 0xE000 && c <= 0xFFFD && !(c == utf8.RuneError && size == 1),
+			c >= 0x10000 && c <= 0x10FFFF:
+		default:
+			return line
+		}
+		i += size
+	}
+	return -1
+}

@@ -1,0 +1,231 @@
+package document_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	textunicode "golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+)
+
+// kubectlObjects reads in exactly as kubectl's -f does (cli-runtime's
+// FileVisitor: the UTF-8/UTF-16 transform, then StreamVisitor: the
+// YAMLOrJSONDecoder into RawExtensions, empty and null documents skipped)
+// and returns each document as canonical JSON. refused is true when kubectl
+// refuses the input: a reader error, or a document that is not an object.
+func kubectlObjects(in []byte) (docs []string, refused bool) {
+	r := transform.NewReader(bytes.NewReader(in), textunicode.BOMOverride(textunicode.UTF8.NewDecoder()))
+	d := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	for {
+		ext := runtime.RawExtension{}
+		if err := d.Decode(&ext); err != nil {
+			if errors.Is(err, io.EOF) {
+				return docs, false
+			}
+			return nil, true
+		}
+		raw := bytes.TrimSpace(ext.Raw)
+		if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+			continue
+		}
+		var obj map[string]interface{}
+		if err := utiljson.Unmarshal(raw, &obj); err != nil {
+			return nil, true
+		}
+		docs = append(docs, canonical(obj))
+	}
+}
+
+func canonical(obj map[string]interface{}) string {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// ourObjects reads in with document.Read: the documents (not the items of
+// Lists, which kubectl's reader does not expand either) as canonical JSON.
+func ourObjects(in []byte) ([]string, error) {
+	ds, err := document.Read(bytes.NewReader(in), "in")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range ds {
+		out = append(out, canonical(d.Object))
+	}
+	return out, nil
+}
+
+// checkLikeKubectl fails when document.Read and kubectl's reader disagree
+// on in: on the objects, or on refusing it.
+func checkLikeKubectl(t *testing.T, in []byte) {
+	t.Helper()
+	want, refused := kubectlObjects(in)
+	got, err := ourObjects(in)
+	if refused != (err != nil) {
+		t.Fatalf("input %q: kubectl refuses: %v; we: %v", in, refused, err)
+	}
+	if err != nil {
+		var ie *document.InputError
+		if !errors.As(err, &ie) || ie.Source.Line < 1 {
+			t.Errorf("input %q: error %v (%T) has no line", in, err, err)
+		}
+		return
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("input %q: objects differ from kubectl's (-kubectl +ours):\n%s", in, diff)
+	}
+}
+
+func utf16le(s string) []byte {
+	b, err := textunicode.UTF16(textunicode.LittleEndian, textunicode.UseBOM).NewEncoder().Bytes([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// readerCases are inputs where a reader could go wrong; the fuzz test
+// starts from them too.
+var readerCases = map[string][]byte{
+	"block scalar at the end, no final newline":   []byte("apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |\n    echo hi"),
+	"folded scalar at the end, no final newline":  []byte("apiVersion: v1\nkind: ConfigMap\ndata:\n  script: >\n    echo\n    hi"),
+	"keep chomping at the end":                    []byte("apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |+\n    echo hi"),
+	"strip chomping at the end":                   []byte("apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |-\n    echo hi"),
+	"block scalar before a separator":             []byte("kind: A\ndata: |\n  x\n---\nkind: B\ndata: |\n  y"),
+	"CRLF line ends":                              []byte("apiVersion: v1\r\nkind: ConfigMap\r\ndata:\r\n  script: |\r\n    echo hi\r\n    exit 1\r\n---\r\nkind: B\r\n"),
+	"CR at the end of the input":                  []byte("kind: A\ndata: |\n  x\r"),
+	"UTF-8 byte order mark":                       []byte("\xef\xbb\xbfapiVersion: v1\nkind: ConfigMap\n"),
+	"UTF-16 with byte order mark":                 utf16le("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: é\n"),
+	"invalid UTF-8":                               []byte("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: \"\xff\xfe\"\n  b: x\xc3\n"),
+	"invalid UTF-8 in a key":                      []byte("kind: A\ndata:\n  \xffa: b\n"),
+	"NUL byte":                                    []byte("kind: A\ndata:\n  a: \x00b\n"),
+	"separator with a comment":                    []byte("--- # first\nkind: A\n---   \nkind: B\n--- #\n"),
+	"separator with text":                         []byte("kind: A\n--- kind: B\n"),
+	"four dashes":                                 []byte("kind: A\n----\nkind: B\n"),
+	"document end marker":                         []byte("kind: A\n...\n---\nkind: B\n"),
+	"empty and null documents":                    []byte("---\n# c\n---\n\n---\nnull\n---\n~\n---\nkind: A\n"),
+	"a line longer than the buffer":               []byte("kind: A\ndata:\n  a: " + strings.Repeat("x", 10000) + "\n  b: |\n    " + strings.Repeat("y", 5000) + "\r\n"),
+	"JSON stream":                                 []byte("{\"kind\": \"A\"}\n{\"kind\": \"B\",\n \"data\": {\"a\": 1}}\n"),
+	"JSON then YAML":                              []byte("{\"kind\": \"A\"}\nkind: B\n---\nkind: C\n"),
+	"JSON, JSON, then YAML":                       []byte("{\"kind\": \"A\"}\n{\"kind\": \"B\"}\nkind: C\n"),
+	"YAML flow mapping, not JSON":                 []byte("{kind: A, data: {a: 1,}}\n"),
+	"JSON with a syntax error in the third value": []byte("{\"kind\": \"A\"}\n{\"kind\": \"B\"}\n{\"kind\": \"C\",\n \"a\": 1\n \"b\": 2}\n"),
+	"JSON after 5000 spaces":                      []byte(strings.Repeat(" ", 5000) + "{\"kind\": \"A\"}\n"),
+	"JSON null values":                            []byte("{\"kind\": \"A\"}\nnull\n{\"kind\": \"B\"}\n"),
+	"JSON number":                                 []byte("{\"kind\": \"A\"}\n5\n"),
+	"a list document":                             []byte("- a\n- b\n"),
+	"a scalar document":                           []byte("hello\n"),
+	"YAML 1.1 scalars":                            []byte("kind: A\ndata:\n  a: yes\n  b: 0777\n  c: 1_000\n  d: 1e3\n  e: .inf\n  f: 0x1F\n"),
+	"duplicate keys":                              []byte("kind: A\nmetadata:\n  name: a\n  name: b\n"),
+	"anchors and aliases":                         []byte("kind: A\ndata:\n  a: &x 1\n  b: *x\n"),
+}
+
+func TestReaderReadsLikeKubectl(t *testing.T) {
+	for name, in := range readerCases {
+		t.Run(name, func(t *testing.T) { checkLikeKubectl(t, in) })
+	}
+}
+
+// FuzzReader: on any input, document.Read finds the objects kubectl's
+// reader finds, and refuses what it refuses, with a line.
+func FuzzReader(f *testing.F) {
+	for _, in := range readerCases {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) > 1<<16 {
+			return
+		}
+		checkLikeKubectl(t, in)
+	})
+}
+
+// TestReaderLines: documents and errors carry the line of the file, JSON
+// and YAML, after a switch from one to the other.
+func TestReaderLines(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		lines []int // of the documents
+		err   int   // line of the error, 0 for none
+		msg   string
+	}{
+		{name: "YAML", in: "# c\n\nkind: A\n---\n\n\nkind: B\n", lines: []int{3, 7}},
+		{name: "JSON stream", in: "\n{\"kind\": \"A\"}\n\n{\n\"kind\": \"B\"}\n", lines: []int{2, 4}},
+		{name: "JSON then YAML", in: "{\"kind\": \"A\"}\n\nkind: B\n---\nkind: C\n", lines: []int{1, 3, 5}},
+		{name: "NUL byte", in: "kind: A\ndata:\n  a: b\n  c: \x00\n", err: 4, msg: "control characters"},
+		{name: "NUL byte in a second document", in: "kind: A\n---\nkind: B\ndata:\n  c: \x00\n", err: 5, msg: "control characters"},
+		{name: "JSON syntax error", in: "{\"kind\": \"A\"}\n{\"kind\": \"B\"}\n{\"kind\": \"C\",\n \"a\": 1\n \"b\": 2}\n", err: 5, msg: "invalid JSON"},
+		{name: "JSON syntax error in a second JSON document", in: "{\"kind\": \"A\"}\n{\"kind\": \"B\",\n\n \"b\" 2}\n", err: 4, msg: "invalid JSON"},
+		{name: "invalid UTF-8 is read as U+FFFD", in: "kind: A\ndata:\n  a: \xff\n", lines: []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ds, err := document.Read(strings.NewReader(tt.in), "f")
+			if tt.err != 0 {
+				var ie *document.InputError
+				if !errors.As(err, &ie) || ie.Source.Line != tt.err || !strings.Contains(ie.Msg, tt.msg) {
+					t.Fatalf("error %v, want one at f:%d saying %q", err, tt.err, tt.msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []int
+			for _, d := range ds {
+				lines = append(lines, d.Source.Line)
+			}
+			if diff := cmp.Diff(tt.lines, lines); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReaderBlockScalarAtEnd: a block scalar that ends the input without a
+// line break keeps its "\n", as kubectl sends it (issue: prune stored
+// "echo hi" where the server stores "echo hi\n").
+func TestReaderBlockScalarAtEnd(t *testing.T) {
+	ds, err := document.Read(strings.NewReader("kind: A\ndata:\n  script: |\n    echo hi"), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ds[0].Object["data"].(map[string]interface{})["script"]; got != "echo hi\n" {
+		t.Errorf("script = %q, want %q", got, "echo hi\n")
+	}
+}
+
+func TestReaderStreams(t *testing.T) {
+	// One document at a time: a reader that fails after the first
+	// document still gives that document first.
+	in := io.MultiReader(strings.NewReader("kind: A\n---\nkind: B\n---\n"), errReader{})
+	r := document.NewReader(in, "f")
+	d, err := r.Next()
+	if err != nil || d.Object["kind"] != "A" {
+		t.Fatalf("first document: %v, %v", d, err)
+	}
+	if d, err := r.Next(); err != nil || d.Object["kind"] != "B" {
+		t.Fatalf("second document: %v, %v", d, err)
+	}
+	if _, err := r.Next(); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("after a failing read: %v, want the read error", err)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
