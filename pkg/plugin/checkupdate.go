@@ -140,7 +140,10 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range append(crdDocs, docs...) {
+	warnInputs(o.ErrOut, append(crdDocs, docs...))
+	// The objects kubectl sends: the items of Lists, one by one.
+	docs = objectsOf(docs)
+	for _, d := range append(objectsOf(crdDocs), docs...) {
 		c, ok, err := crdOf(d)
 		if err != nil {
 			return inputError(err)
@@ -155,7 +158,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, d := range oldDocs {
+		for _, d := range objectsOf(oldDocs) {
 			olds[keyOf(d.Object)] = d
 		}
 	}

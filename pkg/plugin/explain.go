@@ -150,7 +150,8 @@ func (o *ExplainStructuralOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	for _, d := range docs {
+	warnInputs(o.ErrOut, docs)
+	for _, d := range objectsOf(docs) {
 		c, ok, err := crdOf(d)
 		if err != nil {
 			return inputError(err)

@@ -1,10 +1,12 @@
 package plugin
 
 import (
+	"fmt"
 	"io"
 	"os"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
@@ -71,4 +73,23 @@ func crdOf(d *document.Document) (*loadedCRD, bool, error) {
 		return nil, false, nil
 	}
 	return &loadedCRD{CRD: crd, Source: d.Source, Raw: d.Object}, true, nil
+}
+
+// objectsOf are the objects kubectl sends for docs: the items of Lists, one
+// by one, and the other documents.
+func objectsOf(docs []*document.Document) []*document.Document {
+	var out []*document.Document
+	for _, d := range docs {
+		out = append(out, d.Objects()...)
+	}
+	return out
+}
+
+// warnInputs prints what kubectl would pass in silence, such as duplicate keys.
+func warnInputs(w io.Writer, docs []*document.Document) {
+	for _, d := range docs {
+		for _, x := range d.Warnings {
+			fmt.Fprintf(w, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), x.Msg, x.Source)
+		}
+	}
 }

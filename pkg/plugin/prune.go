@@ -119,7 +119,7 @@ func (o *PruneOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	for _, d := range crdDocs {
+	for _, d := range objectsOf(crdDocs) {
 		c, ok, err := crdOf(d)
 		if err != nil {
 			return inputError(err)
@@ -132,8 +132,11 @@ func (o *PruneOptions) Run() error {
 	if err != nil {
 		return err
 	}
+	warnInputs(o.ErrOut, append(crdDocs, docs...))
+	// The objects kubectl sends: the items of Lists, one by one.
+	objects := objectsOf(docs)
 	// CRDs among the inputs are what is about to be applied: they win.
-	for _, d := range docs {
+	for _, d := range objects {
 		c, ok, err := crdOf(d)
 		if err != nil {
 			return inputError(err)
@@ -142,7 +145,7 @@ func (o *PruneOptions) Run() error {
 			fileCRDs = append(fileCRDs, c.CRD)
 		}
 	}
-	reg, err := registry(context.Background(), o.cluster, o.Offline, o.ErrOut, fileCRDs, docs)
+	reg, err := registry(context.Background(), o.cluster, o.Offline, o.ErrOut, fileCRDs, objects)
 	if err != nil {
 		return err
 	}
@@ -151,7 +154,7 @@ func (o *PruneOptions) Run() error {
 	if o.Offline && !explicit {
 		namespace = ""
 	}
-	if err := o.checkNamespaces(docs); err != nil {
+	if err := o.checkNamespaces(objects); err != nil {
 		return err
 	}
 
@@ -160,8 +163,8 @@ func (o *PruneOptions) Run() error {
 		errs    []error
 		changed bool
 	)
-	o.progress = newProgress(o.ErrOut, len(docs), "objects")
-	for i, d := range docs {
+	o.progress = newProgress(o.ErrOut, len(objects), "objects")
+	for i, d := range objects {
 		o.progress.step(i)
 		res, err := prune.Document(d, reg, prune.Options{Defaults: o.Defaults})
 		if err != nil {
@@ -218,7 +221,7 @@ func registry(ctx context.Context, c *cluster, offline bool, errOut io.Writer, f
 	wanted := map[runtimeschema.GroupKind]bool{}
 	for _, d := range docs {
 		ref := prune.Ref(d.Object)
-		if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) || builtin.IsBuiltin(ref.APIVersion) || strings.HasSuffix(ref.Kind, "List") {
+		if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) || builtin.IsBuiltin(ref.APIVersion) {
 			continue
 		}
 		if _, ok := files.Lookup(ref.APIVersion, ref.Kind); !ok {
@@ -300,10 +303,6 @@ func (o *PruneOptions) warn(res *prune.Result) {
 	o.progress.clear()
 	switch res.Status {
 	case prune.MissingCRD:
-		if strings.HasSuffix(res.Object.Kind, "List") {
-			fmt.Fprintf(o.ErrOut, "Warning: %s: the items of a %s are not checked yet: passed through unchanged (%s)\n", res.Object, res.Object.Kind, res.Source)
-			return
-		}
 		if builtin.IsBuiltin(res.Object.APIVersion) {
 			return
 		}
@@ -395,7 +394,7 @@ func (o *PruneOptions) writeReport(results []*prune.Result) error {
 func (o *PruneOptions) printObjects(docs []*document.Document) error {
 	if o.Output == "json" {
 		items := make([]interface{}, 0, len(docs))
-		for _, d := range docs {
+		for _, d := range objectsOf(docs) {
 			obj, err := d.Reparse()
 			if err != nil {
 				return err
@@ -412,6 +411,12 @@ func (o *PruneOptions) printObjects(docs []*document.Document) error {
 		b, err := d.Encode()
 		if err != nil {
 			return err
+		}
+		// A List is written once, with the edits of all its items.
+		if note, err := d.Reformatted(); err != nil {
+			return err
+		} else if note != "" {
+			fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source)
 		}
 		if i > 0 {
 			buf.WriteString("---\n")

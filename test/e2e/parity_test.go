@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	textunicode "golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,9 +27,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -162,27 +168,28 @@ func TestServerParity(t *testing.T) {
 			continue
 		}
 
-		// One run of the plugin for the set, schemas from the cluster.
-		runs := [][]accepted{batch}
-		for _, run := range runs {
-			var docs []*parityCR
-			for _, a := range run {
-				docs = append(docs, a.cr)
-			}
-			items, reports, ok := runPrune(t, name, docs)
+		// Runs of the plugin for the set, schemas from the cluster: the
+		// samples as a stream, as one List, and each in a file of its own
+		// without a final line break (kubectl's reader adds it back).
+		var docs []*parityCR
+		for _, a := range batch {
+			docs = append(docs, a.cr)
+		}
+		for _, input := range []parityInput{stream, asList, noFinalNewline} {
+			items, reports, ok := runPrune(t, name, docs, input)
 			if !ok {
 				continue
 			}
-			for i, a := range run {
+			for i, a := range batch {
 				stats.compared++
 				if reports[i].Status != "Checked" {
-					t.Errorf("%s: status %s, want Checked", a.cr.where, reports[i].Status)
+					t.Errorf("%s (%s): status %s, want Checked", a.cr.where, input, reports[i].Status)
 					continue
 				}
 				want := normalizeServerObject(a.stored, a.cr.doc.Object)
 				got := normalizeServerObject(items[i], a.cr.doc.Object)
 				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("%s: prune --defaults output (-server +plugin):\n%s", a.cr.where, diff)
+					t.Errorf("%s (%s): prune --defaults output (-server +plugin):\n%s", a.cr.where, input, diff)
 				}
 				var serverUnknown, ours []string
 				for _, w := range a.warnings {
@@ -200,7 +207,7 @@ func TestServerParity(t *testing.T) {
 				sort.Strings(ours)
 				stats.unknownFields += len(serverUnknown)
 				if diff := cmp.Diff(serverUnknown, ours, cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("%s: unknown fields (-server warnings +plugin report):\n%s", a.cr.where, diff)
+					t.Errorf("%s (%s): unknown fields (-server warnings +plugin report):\n%s", a.cr.where, input, diff)
 				}
 			}
 		}
@@ -222,24 +229,66 @@ type pruneReportItem struct {
 	} `json:"changes"`
 }
 
-// runPrune runs kubectl crd prune --defaults -o json --report over docs on
-// stdin, with schemas from the cluster, and returns the printed objects and
-// report items in order.
-func runPrune(t *testing.T, set string, docs []*parityCR) ([]map[string]interface{}, []pruneReportItem, bool) {
+// parityInput is how the samples are given to kubectl crd prune.
+type parityInput string
+
+const (
+	stream         parityInput = "a stream on stdin"
+	asList         parityInput = "one List on stdin"
+	noFinalNewline parityInput = "a file each, without a final line break"
+)
+
+// runPrune runs kubectl crd prune --defaults -o json --report over docs,
+// given as input says, with schemas from the cluster, and returns the
+// printed objects and report items in order.
+func runPrune(t *testing.T, set string, docs []*parityCR, input parityInput) ([]map[string]interface{}, []pruneReportItem, bool) {
 	t.Helper()
 	var in bytes.Buffer
-	for _, d := range docs {
-		b, err := d.doc.Encode()
+	args := []string{"prune", "--defaults", "-o", "json", "--report", "", "-f", "-"}
+	switch input {
+	case stream:
+		for _, d := range docs {
+			b, err := d.doc.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.WriteString("---\n")
+			in.Write(b)
+		}
+	case asList:
+		// As kubectl get -o yaml writes a List.
+		list := map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": []interface{}{}}
+		for _, d := range docs {
+			list["items"] = append(list["items"].([]interface{}), d.doc.Object)
+		}
+		b, err := sigsyaml.Marshal(list)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in.WriteString("---\n")
 		in.Write(b)
+	case noFinalNewline:
+		dir := t.TempDir()
+		for i, d := range docs {
+			b, err := d.doc.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stripped := bytes.TrimRight(b, "\n")
+			// The server gets the same object either way, from kubectl's reader.
+			if want, got := kubectlReads(t, b), kubectlReads(t, stripped); !cmp.Equal(want, got) {
+				t.Fatalf("%s: kubectl's reader reads the document differently without its final line break", d.where)
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%06d.yaml", i)), stripped, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args[len(args)-1] = dir
 	}
 	reportFile := filepath.Join(t.TempDir(), "report.json")
-	r := NewTest(t).WithStdin(in.String()).Run("kubectl-crd", "prune", "--defaults", "-o", "json", "--report", reportFile, "-f", "-")
+	args[5] = reportFile
+	r := NewTest(t).WithStdin(in.String()).Run("kubectl-crd", args...)
 	if r.Code != 0 {
-		t.Errorf("set %s: kubectl crd prune exit %d:\n%s", set, r.Code, r.Stderr)
+		t.Errorf("set %s (%s): kubectl crd prune exit %d:\n%s", set, input, r.Code, r.Stderr)
 		return nil, nil, false
 	}
 	var out struct {
@@ -446,3 +495,31 @@ func normalizeServerObject(obj, sent map[string]interface{}) map[string]interfac
 }
 
 var _ rest.WarningHandler = &warningCollector{}
+
+// kubectlReads reads a file as kubectl's resource builder does (the
+// UTF-8/UTF-16 transform, then YAMLOrJSONDecoder into RawExtensions) and
+// returns its objects.
+func kubectlReads(t *testing.T, data []byte) []map[string]interface{} {
+	t.Helper()
+	r := transform.NewReader(bytes.NewReader(data), textunicode.BOMOverride(textunicode.UTF8.NewDecoder()))
+	d := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	var out []map[string]interface{}
+	for {
+		ext := runtime.RawExtension{}
+		if err := d.Decode(&ext); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			t.Fatalf("kubectl's reader: %v", err)
+		}
+		raw := bytes.TrimSpace(ext.Raw)
+		if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+			continue
+		}
+		var obj map[string]interface{}
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			t.Fatalf("kubectl's reader: %v", err)
+		}
+		out = append(out, obj)
+	}
+}

@@ -134,14 +134,19 @@ func pruneAll(t *testing.T, in string, reg *schema.Registry, opts prune.Options)
 		results []*prune.Result
 	)
 	for _, d := range docs {
-		res, err := prune.Document(d, reg, opts)
-		if err != nil {
-			t.Fatalf("Document %s: %v", d.Source, err)
+		for _, o := range d.Objects() {
+			res, err := prune.Document(o, reg, opts)
+			if err != nil {
+				t.Fatalf("Document %s: %v", o.Source, err)
+			}
+			if res.Reformatted != "" {
+				t.Errorf("%s: %s", o.Source, res.Reformatted)
+			}
+			results = append(results, res)
 		}
-		if res.Reformatted != "" {
-			t.Errorf("%s: %s", d.Source, res.Reformatted)
+		if note, err := d.Reformatted(); note != "" || err != nil {
+			t.Errorf("%s: %s %v", d.Source, note, err)
 		}
-		results = append(results, res)
 		b, err := d.Encode()
 		if err != nil {
 			t.Fatal(err)
