@@ -211,8 +211,10 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			return nil, fmt.Errorf("%s: reading the item: %v", path, err)
 		}
 		docs[i] = ds[0]
-		if err := addCRD(ds[0]); err != nil {
-			return nil, err
+		for _, o := range ds[0].Objects() {
+			if err := addCRD(o); err != nil {
+				return nil, err
+			}
 		}
 	}
 
@@ -220,73 +222,78 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	validators := update.Validators{}
 	out := make([]*yaml.RNode, len(items))
 	copy(out, items)
-	for i, d := range docs {
+	for i, doc := range docs {
 		if isFunctionConfig(items[i]) {
 			continue // kustomize fn run and kpt pass the function's own config along
 		}
-		original := d.Object // the object as written, before the edits of pruning
-		res, err := prune.Document(d, reg, prune.Options{Defaults: c.Defaults})
-		if err != nil {
-			return nil, err
-		}
-		ref := &yaml.ResourceIdentifier{
-			TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
-			NameMeta: yaml.NameMeta{Name: res.Object.Name, Namespace: res.Object.Namespace},
-		}
-		file := &framework.File{Path: d.Source.File}
-		if _, index, _ := kioutil.GetFileAnnotations(items[i]); index != "" {
-			fmt.Sscan(index, &file.Index)
-		}
-		switch res.Status {
-		case prune.MissingCRD:
-			if !builtin.IsBuiltin(res.Object.APIVersion) {
-				add(FindingMissingCRD, &framework.Result{
-					Message:     fmt.Sprintf("no CustomResourceDefinition for %s, kind %s: not checked", res.Object.APIVersion, res.Object.Kind),
-					ResourceRef: ref, File: file,
-				})
+		changed := false
+		// The objects kubectl would send: a List's items one by one.
+		for _, d := range doc.Objects() {
+			original := d.Object // the object as written, before the edits of pruning
+			res, err := prune.Document(d, reg, prune.Options{Defaults: c.Defaults})
+			if err != nil {
+				return nil, err
 			}
-			continue
-		case prune.IsCRD:
-			continue
-		}
-		for _, ch := range res.Changes {
-			if ch.Reason == prune.Defaulted && !c.Defaults {
+			ref := &yaml.ResourceIdentifier{
+				TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
+				NameMeta: yaml.NameMeta{Name: res.Object.Name, Namespace: res.Object.Namespace},
+			}
+			file := &framework.File{Path: d.Source.File}
+			if _, index, _ := kioutil.GetFileAnnotations(items[i]); index != "" {
+				fmt.Sscan(index, &file.Index)
+			}
+			switch res.Status {
+			case prune.MissingCRD:
+				if !builtin.IsBuiltin(res.Object.APIVersion) {
+					add(FindingMissingCRD, &framework.Result{
+						Message:     fmt.Sprintf("no CustomResourceDefinition for %s, kind %s: not checked", res.Object.APIVersion, res.Object.Kind),
+						ResourceRef: ref, File: file,
+					})
+				}
+				continue
+			case prune.IsCRD:
 				continue
 			}
-			add(FindingPrune, &framework.Result{
-				Message:     fmt.Sprintf("%s %s", ch.Reason, describe(ch)),
-				ResourceRef: ref,
-				Field:       &framework.Field{Path: ch.Path, CurrentValue: ch.Value, ProposedValue: ch.NewValue},
-				File:        file,
-				Tags:        map[string]string{"reason": string(ch.Reason)},
-			})
-		}
-
-		crd, _ := reg.Lookup(res.Object.APIVersion, res.Object.Kind)
-		if old, ok := previous[keyOf(original, crd.ClusterScoped())]; ok {
-			findings, err := checkUpdate(old, original, crd, markers[crd.GroupKind()], validators)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", d.Source, err)
-			}
-			for _, f := range findings {
-				add(FindingUpdate, &framework.Result{
-					Message:     fmt.Sprintf("update refused: %s: %s (previous version: %s)", f.Rule, f.Message, old.Source),
+			for _, ch := range res.Changes {
+				if ch.Reason == prune.Defaulted && !c.Defaults {
+					continue
+				}
+				add(FindingPrune, &framework.Result{
+					Message:     fmt.Sprintf("%s %s", ch.Reason, describe(ch)),
 					ResourceRef: ref,
-					Field:       &framework.Field{Path: f.Path, CurrentValue: f.Old, ProposedValue: f.New},
+					Field:       &framework.Field{Path: ch.Path, CurrentValue: ch.Value, ProposedValue: ch.NewValue},
 					File:        file,
-					Tags:        map[string]string{"rule": f.Rule},
+					Tags:        map[string]string{"reason": string(ch.Reason)},
 				})
 			}
-		}
 
-		if doPrune && len(res.Changes) > 0 {
-			b, err := d.Encode()
+			crd, _ := reg.Lookup(res.Object.APIVersion, res.Object.Kind)
+			if old, ok := previous[keyOf(original, crd.ClusterScoped())]; ok {
+				findings, err := checkUpdate(old, original, crd, markers[crd.GroupKind()], validators)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %v", d.Source, err)
+				}
+				for _, f := range findings {
+					add(FindingUpdate, &framework.Result{
+						Message:     fmt.Sprintf("update refused: %s: %s (previous version: %s)", f.Rule, f.Message, old.Source),
+						ResourceRef: ref,
+						Field:       &framework.Field{Path: f.Path, CurrentValue: f.Old, ProposedValue: f.New},
+						File:        file,
+						Tags:        map[string]string{"rule": f.Rule},
+					})
+				}
+			}
+
+			changed = changed || len(res.Changes) > 0
+		}
+		if doPrune && changed {
+			b, err := doc.Encode()
 			if err != nil {
 				return nil, err
 			}
 			node, err := yaml.Parse(string(b))
 			if err != nil {
-				return nil, fmt.Errorf("%s: the pruned item does not parse: %v", d.Source.File, err)
+				return nil, fmt.Errorf("%s: the pruned item does not parse: %v", doc.Source.File, err)
 			}
 			out[i] = node
 		}
