@@ -244,6 +244,10 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			}
 			switch res.Status {
 			case prune.MissingCRD:
+				// A kind kubectl would not map is a bad item, like one that is not an object.
+				if err := builtin.CheckKind(res.Object.APIVersion, res.Object.Kind); err != nil {
+					return nil, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("%s: %v", res.Object, err)}
+				}
 				if !builtin.IsBuiltin(res.Object.APIVersion) {
 					add(FindingMissingCRD, &framework.Result{
 						Message:     fmt.Sprintf("no CustomResourceDefinition for %s, kind %s: not checked", res.Object.APIVersion, res.Object.Kind),

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
@@ -231,14 +233,17 @@ func (c *cluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
 	if err := c.connect(); err != nil {
 		return false, err
 	}
-	groups, err := c.discovery.ServerGroups()
+	// A failure is ours to report, in one line: client-go would also log it.
+	ctx := klog.NewContext(context.Background(), logr.Discard())
+	d := discovery.ToDiscoveryInterfaceWithContext(c.discovery)
+	groups, err := d.ServerGroupsWithContext(ctx)
 	if err != nil {
 		return false, c.apiError("discovering the API groups", err)
 	}
 	if !servesGroupVersion(groups, gvk.GroupVersion()) {
 		return false, nil
 	}
-	list, err := c.discovery.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	list, err := d.ServerResourcesForGroupVersionWithContext(ctx, gvk.GroupVersion().String())
 	if err != nil {
 		return false, c.apiError("discovering "+gvk.GroupVersion().String(), err)
 	}

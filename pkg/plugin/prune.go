@@ -208,11 +208,15 @@ func (o *PruneOptions) Run() error {
 // registry holds the schemas for the objects: the cluster's CRDs (listed
 // only when an object's kind is in none of the files), overridden by those
 // of --crd-file, overridden by those among the inputs. Objects of kinds the
-// cluster does not serve are input errors, as kubectl apply would refuse them.
+// cluster does not serve (offline: built-in kinds Kubernetes does not have)
+// are input errors, as kubectl apply would refuse them.
 func registry(ctx context.Context, c *cluster, offline bool, errOut io.Writer, fileCRDs []*schema.CRD, docs []*document.Document) (*schema.Registry, error) {
 	files := schema.NewRegistry()
 	for _, c := range fileCRDs {
 		files.Add(c)
+	}
+	if err := checkBuiltinKinds(c, offline, errOut, docs); err != nil {
+		return nil, err
 	}
 	if offline {
 		return files, nil

@@ -179,11 +179,16 @@ func TestLiveErrors(t *testing.T) {
 	if r.Code != 0 || r.Stdout != unknownKind || !strings.Contains(r.Stderr, "no CustomResourceDefinition for nowhere.example.com/v1, kind Bar: passed through unchanged") {
 		t.Errorf("--offline: exit %d, stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	// Built-in kinds need no CRD and no cluster.
+	// Built-in kinds need no CRD; offline, no cluster either. Live, the cluster's discovery
+	// says whether it serves them, as kubectl asks it: unreachable, that is a cluster error.
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
-	r = NewTest(t).WithEnv("KUBECONFIG="+unreachable).WithStdin(cm).Run("kubectl-crd", "prune", "-f", "-")
+	r = NewTest(t).WithEnv("KUBECONFIG="+unreachable).WithStdin(cm).Run("kubectl-crd", "prune", "--offline", "-f", "-")
 	if r.Code != 0 || r.Stdout != cm || r.Stderr != "" {
-		t.Errorf("built-in kind: exit %d, stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		t.Errorf("built-in kind, offline: exit %d, stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = NewTest(t).WithEnv("KUBECONFIG="+unreachable).WithStdin(cm).Run("kubectl-crd", "prune", "-f", "-")
+	if r.Code != 3 || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "error: discovering the API groups: cannot reach the API server at https://127.0.0.1:1") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("built-in kind, live: exit %d, stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 

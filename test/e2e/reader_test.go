@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,9 +54,9 @@ func TestReaderAgainstKubectlAndServer(t *testing.T) {
 				`{"apiVersion": "operations.example.com/v1", "kind": "MaintenanceNightlyJob", "metadata": {"name": "h2", "namespace": "default"}, "spec": {"shell": "b", "bogus": 1}}`},
 	}
 	dir := t.TempDir()
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			file := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".yaml")
+			file := filepath.Join(dir, fmt.Sprintf("input-%d.yaml", i))
 			if err := os.WriteFile(file, []byte(tt.in), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +95,7 @@ func TestReaderAgainstKubectlAndServer(t *testing.T) {
 			if y.Code != 0 {
 				t.Fatalf("kubectl crd prune (YAML): exit %d\n%s", y.Code, y.Stderr)
 			}
-			again := filepath.Join(t.TempDir(), "out.yaml")
+			again := filepath.Join(dir, fmt.Sprintf("output-%d.yaml", i))
 			if err := os.WriteFile(again, []byte(y.Stdout), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -107,22 +110,28 @@ func TestReaderAgainstKubectlAndServer(t *testing.T) {
 	}
 }
 
-// serverObjects reads what kubectl create -o json prints: one object, or a
-// List of them.
+// serverObjects reads what kubectl create -o json prints: a JSON object per
+// object, or a List of them.
 func serverObjects(t *testing.T, out string) []map[string]interface{} {
 	t.Helper()
-	var obj map[string]interface{}
-	if err := json.Unmarshal([]byte(out), &obj); err != nil {
-		t.Fatalf("kubectl's output: %v\n%s", err, out)
-	}
-	if items, ok := obj["items"].([]interface{}); ok && obj["kind"] == "List" {
-		var objs []map[string]interface{}
+	var objs []map[string]interface{}
+	dec := json.NewDecoder(strings.NewReader(out))
+	for {
+		var obj map[string]interface{}
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+			return objs
+		} else if err != nil {
+			t.Fatalf("kubectl's output: %v\n%s", err, out)
+		}
+		items, ok := obj["items"].([]interface{})
+		if !ok {
+			objs = append(objs, obj)
+			continue
+		}
 		for _, it := range items {
 			objs = append(objs, it.(map[string]interface{}))
 		}
-		return objs
 	}
-	return []map[string]interface{}{obj}
 }
 
 func normalizeAll(objs []map[string]interface{}) []map[string]interface{} {
