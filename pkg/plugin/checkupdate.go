@@ -20,12 +20,9 @@ import (
 
 // CheckUpdateOptions are the options of "kubectl crd check-update".
 type CheckUpdateOptions struct {
-	Filenames []string
-	Old       []string
-	Recursive bool
-	CRDFiles  []string
-	Output    string
-	Offline   bool
+	inputs  inputFlags
+	Output  string
+	Offline bool
 
 	cluster *cluster
 	genericiooptions.IOStreams
@@ -33,7 +30,12 @@ type CheckUpdateOptions struct {
 
 // NewCmdCheckUpdate returns "kubectl crd check-update".
 func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags)}
+	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags), inputs: inputFlags{usage: inputUsage{
+		Filename:  "files or directories with the new objects, - for stdin (repeatable)",
+		Old:       "files or directories with the old objects (default: read them from the cluster)",
+		Recursive: "read directories recursively",
+		CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
+	}}}
 	cmd := &cobra.Command{
 		Use:   "check-update -f NEW [--old OLD] [--crd-file CRD]... [-o text|json]",
 		Short: "Tell whether the API server, or the CRD's mutability markers, would refuse an update",
@@ -69,24 +71,23 @@ drops them). What the server would drop from the new objects is reported as warn
 			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "files or directories with the new objects, - for stdin (repeatable)")
-	cmd.Flags().StringSliceVar(&o.Old, "old", nil, "files or directories with the old objects (default: read them from the cluster)")
-	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories recursively")
-	cmd.Flags().StringSliceVar(&o.CRDFiles, "crd-file", nil, "CustomResourceDefinition files or directories (repeatable)")
+	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
-	completeFiles(cmd, "filename", "old", "crd-file")
 	completeOutput(cmd, "text", "json")
 	return cmd
 }
 
 // Validate checks the flags.
 func (o *CheckUpdateOptions) Validate() error {
-	if len(o.Filenames) == 0 {
+	if len(o.inputs.Filenames) == 0 {
 		return usageErrorf("no input: give the new objects with -f FILE|DIR|-")
 	}
-	if o.Offline && len(o.Old) == 0 {
+	if o.Offline && len(o.inputs.Old) == 0 {
 		return usageErrorf("--offline needs the old objects: give them with --old FILE|DIR")
+	}
+	if err := o.inputs.Validate(); err != nil {
+		return err
 	}
 	switch o.Output {
 	case "text", "json":
@@ -131,16 +132,13 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	in, err := o.inputs.Read(o.In)
+	if err != nil {
+		return err
+	}
+	docs := in.Objects
 	var fileCRDs []*loadedCRD
-	crdDocs, err := readInputs(o.CRDFiles, o.Recursive, o.In)
-	if err != nil {
-		return err
-	}
-	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
-	if err != nil {
-		return err
-	}
-	for _, d := range append(crdDocs, docs...) {
+	for _, d := range append(in.CRDs, docs...) {
 		c, ok, err := crdOf(d)
 		if err != nil {
 			return inputError(err)
@@ -150,14 +148,8 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		}
 	}
 	olds := map[objectKey]*document.Document{}
-	if len(o.Old) > 0 {
-		oldDocs, err := readInputs(o.Old, o.Recursive, o.In)
-		if err != nil {
-			return err
-		}
-		for _, d := range oldDocs {
-			olds[keyOf(d.Object)] = d
-		}
+	for _, d := range in.Old {
+		olds[keyOf(d.Object)] = d
 	}
 	crds := make([]*schema.CRD, len(fileCRDs))
 	for i, c := range fileCRDs {
@@ -215,7 +207,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 			old = od.Object
 		} else if od, ok := olds[keyOf(d.Object)]; ok {
 			old = od.Object
-		} else if !o.Offline && len(o.Old) == 0 {
+		} else if !o.Offline && len(o.inputs.Old) == 0 {
 			plural := crd.Object.Spec.Names.Plural
 			old, err = o.cluster.GetObject(ctx, gv.WithResource(plural), item.Object.Namespace, ref.Name)
 			if err != nil {
