@@ -147,9 +147,25 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 			fileCRDs = append(fileCRDs, c)
 		}
 	}
+	// Objects that do not say what they are, and old objects the server
+	// cannot have stored, would be skipped or match nothing: refuse them
+	// all before anything is looked up.
+	var errs []error
+	for _, d := range docs {
+		if _, _, err := prune.Identify(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	olds := map[objectKey]*document.Document{}
 	for _, d := range in.Old {
+		if err := update.ValidateOld(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		olds[keyOf(d.Object)] = d
+	}
+	if err := inputErrors(o.ErrOut, errs); err != nil {
+		return err
 	}
 	crds := make([]*schema.CRD, len(fileCRDs))
 	for i, c := range fileCRDs {
@@ -180,12 +196,8 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	var report updateReport
 	refused := false
 	for _, d := range docs {
-		ref := prune.Ref(d.Object)
+		ref, gv, _ := prune.Identify(d) // checked above
 		item := updateItem{Object: ref, Source: d.Source, Violations: []update.Finding{}, Warnings: []prune.Change{}}
-		gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || ref.Kind == "" {
-			return inputError(&document.InputError{Source: d.Source, Msg: "not a Kubernetes object: apiVersion and kind must be set"})
-		}
 		crd, ok := reg.Lookup(ref.APIVersion, ref.Kind)
 		switch {
 		case schema.IsCRD(ref.APIVersion, ref.Kind) || (!ok && builtin.IsBuiltin(ref.APIVersion)):
@@ -201,13 +213,24 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		if crd.ClusterScoped() {
 			item.Object.Namespace = ""
 		}
+		s, err := crd.ServedSchema(gv.Version)
+		if err != nil {
+			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
+		}
+		// The server decodes the request before it reads the old object: what
+		// it cannot decode (metadata: "x") is the input's fault, whatever the cluster.
+		stored, err := prune.Store(d.Object, crd, gv.Version, true)
+		if err != nil {
+			return inputError(&document.InputError{Source: d.Source, Msg: "the server would refuse this object: " + err.Error()})
+		}
 		key := objectKey{gv.Group, ref.Kind, item.Object.Namespace, ref.Name}
 		var old map[string]interface{}
 		if od, ok := olds[key]; ok {
 			old = od.Object
 		} else if od, ok := olds[keyOf(d.Object)]; ok {
 			old = od.Object
-		} else if !o.Offline && len(o.inputs.Old) == 0 {
+		} else if !o.Offline && len(o.inputs.Old) == 0 && ref.Name != "" {
+			// Without a name (generateName), there is no old object to ask for.
 			plural := crd.Object.Spec.Names.Plural
 			old, err = o.cluster.GetObject(ctx, gv.WithResource(plural), item.Object.Namespace, ref.Name)
 			if err != nil {
@@ -217,14 +240,6 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		if old == nil {
 			// A create: only what the server drops is worth saying.
 			item.Status = updateCreate
-			s, err := crd.ServedSchema(gv.Version)
-			if err != nil {
-				return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
-			}
-			stored, err := prune.Store(d.Object, crd, gv.Version, true)
-			if err != nil {
-				return inputError(&document.InputError{Source: d.Source, Msg: "the server would refuse this object: " + err.Error()})
-			}
 			item.Warnings = warningsOf(d, prune.Changes(d.Object, stored, s))
 			report.Items = append(report.Items, item)
 			continue
