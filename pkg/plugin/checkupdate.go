@@ -137,6 +137,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	docs := in.Objects
+	o.inputs.warnNoObjects(o.ErrOut, docs)
 	var fileCRDs []*loadedCRD
 	for _, d := range append(in.CRDs, docs...) {
 		c, ok, err := crdOf(d)

@@ -1,10 +1,13 @@
 package plugin
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -117,6 +120,42 @@ func (f *inputFlags) Read(stdin io.Reader) (*inputDocs, error) {
 		}
 	}
 	return docs, nil
+}
+
+// warnNoObjects warns on w when the objects of -f are none: kubectl apply
+// refuses such an input ("no objects passed to apply"), and a check of
+// nothing must not look like a clean one. A warning, not an error: an empty
+// stream is nothing the server would drop or refuse (docs/prune.md).
+func (f *inputFlags) warnNoObjects(w io.Writer, objects []*document.Document) {
+	if objectCount(objects) == 0 {
+		fmt.Fprintf(w, "Warning: no objects in the input (%s): nothing was checked\n", strings.Join(f.Filenames, ", "))
+	}
+}
+
+// objectCount is how many objects kubectl would send of docs: a document
+// with an items list is a List to kubectl's unstructured decoding, and
+// counts its items.
+func objectCount(docs []*document.Document) int {
+	n := 0
+	for _, d := range docs {
+		n += objectsIn(d.Object)
+	}
+	return n
+}
+
+func objectsIn(obj map[string]interface{}) int {
+	if !(&unstructured.Unstructured{Object: obj}).IsList() {
+		return 1
+	}
+	n := 0
+	for _, item := range obj["items"].([]interface{}) {
+		if m, ok := item.(map[string]interface{}); ok {
+			n += objectsIn(m)
+		} else {
+			n++ // not an object, but not nothing either
+		}
+	}
+	return n
 }
 
 // readInput reads one path argument, or stdin for "-".

@@ -148,3 +148,58 @@ func TestCheckUpdateBadObjectsLive(t *testing.T) {
 		})
 	}
 }
+
+// An input without objects checks nothing: prune and check-update say so on
+// stderr and exit 0, explain-structural -f finds no CRD: exit 2.
+func TestNoObjects(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content string }{
+		{"empty", ""},
+		{"separators", "---\n---\n"},
+		{"comments", "# nothing\n---\n# here\n"},
+		{"nulls", "null\n---\n~\n"},
+		{"empty List", "apiVersion: v1\nkind: List\nitems: []\n"},
+		{"List of empty Lists", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items: []\n"},
+		{"empty JSON List", `{"apiVersion": "v1", "kind": "List", "items": []}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
+			if err := os.WriteFile(file, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			warning := "Warning: no objects in the input (" + file + "): nothing was checked\n"
+			for _, args := range [][]string{
+				{"prune", "--offline", "-f", file},
+				{"prune", "--offline", "-f", file, "--report", "-"},
+				{"check-update", "--offline", "--old", exampleJob, "-f", file},
+				{"check-update", "--offline", "--old", exampleJob, "-f", file, "-o", "json"},
+			} {
+				r := run(t, "", args...)
+				// Whatever else is said (a List's own warning), the warning comes first.
+				if r.code != 0 || !strings.HasPrefix(r.stderr, warning) {
+					t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 0, stderr starting with:\n%s", strings.Join(args, " "), r.code, r.stderr, warning)
+				}
+			}
+			r := run(t, "", "explain-structural", "-f", file)
+			if want := "error: no CustomResourceDefinition found in " + file + "\n"; r.code != ExitInput || r.stderr != want {
+				t.Errorf("explain-structural: exit %d, stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
+			}
+		})
+	}
+
+	// Stdin, and several files that hold no objects between them.
+	r := run(t, "---\n", "prune", "--offline", "-f", "-")
+	if want := "Warning: no objects in the input (-): nothing was checked\n"; r.code != 0 || r.stdout != "" || r.stderr != want {
+		t.Errorf("stdin: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	empty := filepath.Join(dir, "empty.yaml")
+	r = run(t, "", "check-update", "--offline", "--old", exampleJob, "-f", empty+","+empty)
+	if want := "Warning: no objects in the input (" + empty + ", " + empty + "): nothing was checked\n"; r.code != 0 || r.stdout != "" || r.stderr != want {
+		t.Errorf("two files: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	// One object anywhere among the inputs is something to check.
+	r = run(t, "", "prune", "--offline", "--crd-file", exampleCRD, "-f", empty, "-f", exampleJob)
+	if r.code != 0 || strings.Contains(r.stderr, "no objects") {
+		t.Errorf("an empty file and a file of objects: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -132,6 +132,7 @@ func (o *PruneOptions) Run() error {
 		}
 	}
 	docs := in.Objects
+	o.inputs.warnNoObjects(o.ErrOut, docs)
 	// CRDs among the inputs are what is about to be applied: they win.
 	for _, d := range docs {
 		c, ok, err := crdOf(d)
