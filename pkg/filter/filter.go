@@ -5,6 +5,7 @@ package filter
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -185,14 +186,22 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 	}
 	previous := map[objectKey]*document.Document{}
+	var bad []string // a previous object that matches nothing would let its update pass unchecked
 	for _, p := range c.Previous {
 		docs, err := readPaths(p)
 		if err != nil {
 			return nil, fmt.Errorf("previous: %v", err)
 		}
 		for _, d := range docs {
+			if err := update.ValidateOld(d); err != nil {
+				bad = append(bad, "previous: "+err.Error())
+				continue
+			}
 			previous[keyOf(d.Object, false)] = d
 		}
+	}
+	if len(bad) > 0 {
+		return nil, errors.New(strings.Join(bad, "\n"))
 	}
 
 	// The items: CRDs first (about to be applied, they override the files).

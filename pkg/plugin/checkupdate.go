@@ -20,12 +20,9 @@ import (
 
 // CheckUpdateOptions are the options of "kubectl crd check-update".
 type CheckUpdateOptions struct {
-	Filenames []string
-	Old       []string
-	Recursive bool
-	CRDFiles  []string
-	Output    string
-	Offline   bool
+	inputs  inputFlags
+	Output  string
+	Offline bool
 
 	cluster *cluster
 	genericiooptions.IOStreams
@@ -33,7 +30,12 @@ type CheckUpdateOptions struct {
 
 // NewCmdCheckUpdate returns "kubectl crd check-update".
 func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags)}
+	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags), inputs: inputFlags{usage: inputUsage{
+		Filename:  "files or directories with the new objects, - for stdin (repeatable)",
+		Old:       "files or directories with the old objects (default: read them from the cluster)",
+		Recursive: "read directories recursively",
+		CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
+	}}}
 	cmd := &cobra.Command{
 		Use:   "check-update -f NEW [--old OLD] [--crd-file CRD]... [-o text|json]",
 		Short: "Tell whether the API server, or the CRD's mutability markers, would refuse an update",
@@ -69,24 +71,23 @@ drops them). What the server would drop from the new objects is reported as warn
 			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "files or directories with the new objects, - for stdin (repeatable)")
-	cmd.Flags().StringSliceVar(&o.Old, "old", nil, "files or directories with the old objects (default: read them from the cluster)")
-	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories recursively")
-	cmd.Flags().StringSliceVar(&o.CRDFiles, "crd-file", nil, "CustomResourceDefinition files or directories (repeatable)")
+	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
-	completeFiles(cmd, "filename", "old", "crd-file")
 	completeOutput(cmd, "text", "json")
 	return cmd
 }
 
 // Validate checks the flags.
 func (o *CheckUpdateOptions) Validate() error {
-	if len(o.Filenames) == 0 {
+	if len(o.inputs.Filenames) == 0 {
 		return usageErrorf("no input: give the new objects with -f FILE|DIR|-")
 	}
-	if o.Offline && len(o.Old) == 0 {
+	if o.Offline && len(o.inputs.Old) == 0 {
 		return usageErrorf("--offline needs the old objects: give them with --old FILE|DIR")
+	}
+	if err := o.inputs.Validate(); err != nil {
+		return err
 	}
 	switch o.Output {
 	case "text", "json":
@@ -131,19 +132,15 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	in, err := o.inputs.Read(o.In)
+	if err != nil {
+		return err
+	}
+	in.warn(o.ErrOut)
+	docs := in.Objects
+	o.inputs.warnNoObjects(o.ErrOut, docs)
 	var fileCRDs []*loadedCRD
-	crdDocs, err := readInputs(o.CRDFiles, o.Recursive, o.In)
-	if err != nil {
-		return err
-	}
-	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
-	if err != nil {
-		return err
-	}
-	warnInputs(o.ErrOut, append(crdDocs, docs...))
-	// The objects kubectl sends: the items of Lists, one by one.
-	docs = objectsOf(docs)
-	for _, d := range append(objectsOf(crdDocs), docs...) {
+	for _, d := range append(in.CRDs, docs...) {
 		c, ok, err := crdOf(d)
 		if err != nil {
 			return inputError(err)
@@ -152,15 +149,25 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 			fileCRDs = append(fileCRDs, c)
 		}
 	}
+	// Objects that do not say what they are, and old objects the server
+	// cannot have stored, would be skipped or match nothing: refuse them
+	// all before anything is looked up.
+	var errs []error
+	for _, d := range docs {
+		if _, _, err := prune.Identify(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	olds := map[objectKey]*document.Document{}
-	if len(o.Old) > 0 {
-		oldDocs, err := readInputs(o.Old, o.Recursive, o.In)
-		if err != nil {
-			return err
+	for _, d := range in.Old {
+		if err := update.ValidateOld(d); err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		for _, d := range objectsOf(oldDocs) {
-			olds[keyOf(d.Object)] = d
-		}
+		olds[keyOf(d.Object)] = d
+	}
+	if err := inputErrors(o.ErrOut, errs); err != nil {
+		return err
 	}
 	crds := make([]*schema.CRD, len(fileCRDs))
 	for i, c := range fileCRDs {
@@ -191,12 +198,8 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	var report updateReport
 	refused := false
 	for _, d := range docs {
-		ref := prune.Ref(d.Object)
+		ref, gv, _ := prune.Identify(d) // checked above
 		item := updateItem{Object: ref, Source: d.Source, Violations: []update.Finding{}, Warnings: []prune.Change{}}
-		gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || ref.Kind == "" {
-			return inputError(&document.InputError{Source: d.Source, Msg: "not a Kubernetes object: apiVersion and kind must be set"})
-		}
 		crd, ok := reg.Lookup(ref.APIVersion, ref.Kind)
 		switch {
 		case schema.IsCRD(ref.APIVersion, ref.Kind) || (!ok && builtin.IsBuiltin(ref.APIVersion)):
@@ -212,13 +215,24 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		if crd.ClusterScoped() {
 			item.Object.Namespace = ""
 		}
+		s, err := crd.ServedSchema(gv.Version)
+		if err != nil {
+			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
+		}
+		// The server decodes the request before it reads the old object: what
+		// it cannot decode (metadata: "x") is the input's fault, whatever the cluster.
+		stored, err := prune.Store(d.Object, crd, gv.Version, true)
+		if err != nil {
+			return inputError(&document.InputError{Source: d.Source, Msg: "the server would refuse this object: " + err.Error()})
+		}
 		key := objectKey{gv.Group, ref.Kind, item.Object.Namespace, ref.Name}
 		var old map[string]interface{}
 		if od, ok := olds[key]; ok {
 			old = od.Object
 		} else if od, ok := olds[keyOf(d.Object)]; ok {
 			old = od.Object
-		} else if !o.Offline && len(o.Old) == 0 {
+		} else if !o.Offline && len(o.inputs.Old) == 0 && ref.Name != "" {
+			// Without a name (generateName), there is no old object to ask for.
 			plural := crd.Object.Spec.Names.Plural
 			old, err = o.cluster.GetObject(ctx, gv.WithResource(plural), item.Object.Namespace, ref.Name)
 			if err != nil {
@@ -228,14 +242,6 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		if old == nil {
 			// A create: only what the server drops is worth saying.
 			item.Status = updateCreate
-			s, err := crd.ServedSchema(gv.Version)
-			if err != nil {
-				return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
-			}
-			stored, err := prune.Store(d.Object, crd, gv.Version, true)
-			if err != nil {
-				return inputError(&document.InputError{Source: d.Source, Msg: "the server would refuse this object: " + err.Error()})
-			}
 			item.Warnings = warningsOf(d, prune.Changes(d.Object, stored, s))
 			report.Items = append(report.Items, item)
 			continue

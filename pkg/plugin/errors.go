@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Exit codes of every command.
@@ -36,6 +37,19 @@ func usageErrorf(format string, args ...interface{}) error {
 
 func inputError(err error) error {
 	return &ExitError{Code: ExitInput, Err: err}
+}
+
+// inputErrors prints every error but the last on errOut and returns the
+// last as an input error, for main to print: all of them get fixed at once.
+// Nil when errs is empty.
+func inputErrors(errOut io.Writer, errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	for _, err := range errs[:len(errs)-1] {
+		fmt.Fprintf(errOut, "error: %v\n", err)
+	}
+	return inputError(errs[len(errs)-1])
 }
 
 // findings is returned when a command printed findings: exit 1, nothing more to say.

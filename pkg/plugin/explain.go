@@ -22,12 +22,11 @@ import (
 
 // ExplainStructuralOptions are the options of "kubectl crd explain-structural".
 type ExplainStructuralOptions struct {
-	Names     []string
-	All       bool
-	Filenames []string
-	Recursive bool
-	Version   string
-	Output    string
+	Names   []string
+	All     bool
+	inputs  inputFlags
+	Version string
+	Output  string
 
 	cluster *cluster
 	genericiooptions.IOStreams
@@ -35,7 +34,10 @@ type ExplainStructuralOptions struct {
 
 // NewCmdExplainStructural returns "kubectl crd explain-structural".
 func NewCmdExplainStructural(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ExplainStructuralOptions{IOStreams: streams, cluster: newCluster(configFlags)}
+	o := &ExplainStructuralOptions{IOStreams: streams, cluster: newCluster(configFlags), inputs: inputFlags{usage: inputUsage{
+		Filename:  "CRD files or directories to read, - for stdin (repeatable)",
+		Recursive: "read directories given with -f recursively",
+	}}}
 	cmd := &cobra.Command{
 		Use:   "explain-structural (NAME... | --all | -f FILE|DIR|- [-R]) [--version V] [-o text|yaml|json]",
 		Short: "Tell whether CRD schemas are structural, and show the skeleton pruning sees",
@@ -73,11 +75,9 @@ CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
 		},
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, "every CustomResourceDefinition of the cluster")
-	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "CRD files or directories to read, - for stdin (repeatable)")
-	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories given with -f recursively")
+	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text, yaml or json")
-	completeFiles(cmd, "filename")
 	completeOutput(cmd, "text", "yaml", "json")
 	mustRegister(cmd, "version", completeCRDVersions(configFlags))
 	return cmd
@@ -85,11 +85,14 @@ CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
 
 // Validate checks the flags.
 func (o *ExplainStructuralOptions) Validate() error {
-	if len(o.Filenames) == 0 && len(o.Names) == 0 && !o.All {
+	if len(o.inputs.Filenames) == 0 && len(o.Names) == 0 && !o.All {
 		return usageErrorf("no input: name CRDs of the cluster, pass --all, or give CRD files with -f FILE|DIR|-")
 	}
 	if o.All && len(o.Names) > 0 {
 		return usageErrorf("--all and CRD names exclude each other")
+	}
+	if err := o.inputs.Validate(); err != nil {
+		return err
 	}
 	switch o.Output {
 	case "text", "yaml", "json":
@@ -146,12 +149,12 @@ type versionReport struct {
 // Run reads the inputs and prints the report.
 func (o *ExplainStructuralOptions) Run() error {
 	var report structuralReport
-	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
+	in, err := o.inputs.Read(o.In)
 	if err != nil {
 		return err
 	}
-	warnInputs(o.ErrOut, docs)
-	for _, d := range objectsOf(docs) {
+	in.warn(o.ErrOut)
+	for _, d := range in.Objects {
 		c, ok, err := crdOf(d)
 		if err != nil {
 			return inputError(err)
@@ -174,8 +177,8 @@ func (o *ExplainStructuralOptions) Run() error {
 		r.Source = &src
 		report.CRDs = append(report.CRDs, r)
 	}
-	if len(o.Filenames) > 0 && len(report.CRDs) == 0 {
-		return inputError(fmt.Errorf("no CustomResourceDefinition found in %s", strings.Join(o.Filenames, ", ")))
+	if len(o.inputs.Filenames) > 0 && len(report.CRDs) == 0 {
+		return inputError(fmt.Errorf("no CustomResourceDefinition found in %s", strings.Join(o.inputs.Filenames, ", ")))
 	}
 
 	var live []*liveCRD

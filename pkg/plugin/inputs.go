@@ -4,42 +4,163 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
-// readInputs reads every document of the named files, directories (their
-// .yaml, .yml and .json files; subdirectories with recursive) and "-" for
-// stdin, in order. Errors name the file and line.
-func readInputs(names []string, recursive bool, stdin io.Reader) ([]*document.Document, error) {
+// inputFlags are the file inputs of a command: the objects (-f), the CRDs
+// (--crd-file), the old objects (--old) and -R. Every input of a command is
+// read here, so that standard input is read at most once per run.
+type inputFlags struct {
+	Filenames []string
+	CRDFiles  []string
+	Old       []string
+	Recursive bool
+
+	usage inputUsage
+}
+
+// inputUsage are the help texts of a command's input flags: each command
+// says what its inputs are. A flag without one is not registered.
+type inputUsage struct {
+	Filename, CRDFile, Old, Recursive string
+}
+
+// inputDocs are what the input flags hold: the objects kubectl would send
+// (the items of Lists one by one), and the documents of -f as read, to be
+// printed back.
+type inputDocs struct {
+	CRDs    []*document.Document // --crd-file
+	Objects []*document.Document // -f
+	Old     []*document.Document // --old
+
+	Documents []*document.Document // -f, as read: Lists whole
+	warnings  []*document.Document // every document with warnings
+}
+
+// inputSource is one input flag as it is read and named in messages.
+type inputSource struct {
+	flag  string
+	names []string
+	docs  *[]*document.Document
+}
+
+// sources are the registered input flags in the order they are read: the
+// CRDs before the objects they describe.
+func (f *inputFlags) sources(into *inputDocs) []inputSource {
+	var out []inputSource
+	if f.usage.CRDFile != "" {
+		out = append(out, inputSource{"--crd-file", f.CRDFiles, &into.CRDs})
+	}
+	if f.usage.Filename != "" {
+		out = append(out, inputSource{"-f", f.Filenames, &into.Objects})
+	}
+	if f.usage.Old != "" {
+		out = append(out, inputSource{"--old", f.Old, &into.Old})
+	}
+	return out
+}
+
+// AddFlags registers the input flags the command has, with file completion.
+func (f *inputFlags) AddFlags(cmd *cobra.Command) {
+	if f.usage.Filename != "" {
+		cmd.Flags().StringSliceVarP(&f.Filenames, "filename", "f", nil, f.usage.Filename)
+		completeFiles(cmd, "filename")
+	}
+	if f.usage.Old != "" {
+		cmd.Flags().StringSliceVar(&f.Old, "old", nil, f.usage.Old)
+		completeFiles(cmd, "old")
+	}
+	if f.usage.Recursive != "" {
+		cmd.Flags().BoolVarP(&f.Recursive, "recursive", "R", false, f.usage.Recursive)
+	}
+	if f.usage.CRDFile != "" {
+		cmd.Flags().StringSliceVar(&f.CRDFiles, "crd-file", nil, f.usage.CRDFile)
+		completeFiles(cmd, "crd-file")
+	}
+}
+
+// Validate refuses standard input named more than once, by one flag or by
+// two: the first reader would take it all and the second get nothing.
+func (f *inputFlags) Validate() error {
+	first := ""
+	for _, s := range f.sources(&inputDocs{}) {
+		for _, name := range s.names {
+			if name != "-" {
+				continue
+			}
+			switch first {
+			case "":
+				first = s.flag
+			case s.flag:
+				return usageErrorf("standard input (-) is named twice by %s: it can be read only once", s.flag)
+			default:
+				return usageErrorf("standard input (-) is named by both %s and %s: it can be read only once", first, s.flag)
+			}
+		}
+	}
+	return nil
+}
+
+// Read reads every document of every input flag: files, directories (their
+// .yaml, .yml and .json files; subdirectories with -R) and "-" for stdin.
+// Errors name the file and line.
+func (f *inputFlags) Read(stdin io.Reader) (*inputDocs, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	docs := &inputDocs{}
+	for _, s := range f.sources(docs) {
+		for _, name := range s.names {
+			ds, err := readInput(name, f.Recursive, stdin)
+			if err != nil {
+				return nil, inputError(err)
+			}
+			*s.docs = append(*s.docs, objectsOf(ds)...)
+			if s.docs == &docs.Objects {
+				docs.Documents = append(docs.Documents, ds...)
+			}
+			for _, d := range ds {
+				if len(d.Warnings) > 0 {
+					docs.warnings = append(docs.warnings, d)
+				}
+			}
+		}
+	}
+	return docs, nil
+}
+
+// warnNoObjects warns on w when the objects of -f are none: kubectl apply
+// refuses such an input ("no objects passed to apply"), and a check of
+// nothing must not look like a clean one. A warning, not an error: an empty
+// stream is nothing the server would drop or refuse (docs/prune.md).
+func (f *inputFlags) warnNoObjects(w io.Writer, objects []*document.Document) {
+	if len(objects) == 0 {
+		fmt.Fprintf(w, "Warning: no objects in the input (%s): nothing was checked\n", strings.Join(f.Filenames, ", "))
+	}
+}
+
+// readInput reads one path argument, or stdin for "-".
+func readInput(name string, recursive bool, stdin io.Reader) ([]*document.Document, error) {
+	if name == "-" {
+		return document.Read(stdin, "-")
+	}
+	files, err := document.Files(name, recursive)
+	if err != nil {
+		return nil, err
+	}
 	var docs []*document.Document
-	usedStdin := false
-	for _, name := range names {
-		if name == "-" {
-			if usedStdin {
-				return nil, usageErrorf("-f - can be given only once")
-			}
-			usedStdin = true
-			ds, err := document.Read(stdin, "-")
-			if err != nil {
-				return nil, inputError(err)
-			}
-			docs = append(docs, ds...)
-			continue
-		}
-		files, err := document.Files(name, recursive)
+	for _, f := range files {
+		ds, err := readFile(f)
 		if err != nil {
-			return nil, inputError(err)
+			return nil, err
 		}
-		for _, f := range files {
-			ds, err := readFile(f)
-			if err != nil {
-				return nil, inputError(err)
-			}
-			docs = append(docs, ds...)
-		}
+		docs = append(docs, ds...)
 	}
 	return docs, nil
 }
@@ -85,9 +206,9 @@ func objectsOf(docs []*document.Document) []*document.Document {
 	return out
 }
 
-// warnInputs prints what kubectl would pass in silence, such as duplicate keys.
-func warnInputs(w io.Writer, docs []*document.Document) {
-	for _, d := range docs {
+// warn prints what kubectl would pass in silence, such as duplicate keys.
+func (in *inputDocs) warn(w io.Writer) {
+	for _, d := range in.warnings {
 		for _, x := range d.Warnings {
 			fmt.Fprintf(w, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), x.Msg, x.Source)
 		}

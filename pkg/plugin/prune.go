@@ -24,9 +24,7 @@ import (
 
 // PruneOptions are the options of "kubectl crd prune".
 type PruneOptions struct {
-	Filenames   []string
-	Recursive   bool
-	CRDFiles    []string
+	inputs      inputFlags
 	Output      string
 	Report      string
 	Defaults    bool
@@ -40,7 +38,11 @@ type PruneOptions struct {
 
 // NewCmdPrune returns "kubectl crd prune".
 func NewCmdPrune(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &PruneOptions{IOStreams: streams, cluster: newCluster(configFlags)}
+	o := &PruneOptions{IOStreams: streams, cluster: newCluster(configFlags), inputs: inputFlags{usage: inputUsage{
+		Filename:  "files or directories with the objects, - for stdin (repeatable)",
+		Recursive: "read directories recursively (for -f and --crd-file)",
+		CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
+	}}}
 	cmd := &cobra.Command{
 		Use:   "prune -f FILE|DIR|- [-R] [--crd-file FILE|DIR]... [-o yaml|json] [--report FILE|-] [--defaults] [--fail-on-prune]",
 		Short: "Show what the API server stores: unknown fields pruned, with a report of every dropped field",
@@ -81,23 +83,24 @@ an object whose CRD is unknown passes through with a warning.
 			return o.Run()
 		},
 	}
-	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", nil, "files or directories with the objects, - for stdin (repeatable)")
-	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read directories recursively (for -f and --crd-file)")
-	cmd.Flags().StringSliceVar(&o.CRDFiles, "crd-file", nil, "CustomResourceDefinition files or directories (repeatable)")
+	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "output format: yaml (comments kept) or json (a List)")
 	cmd.Flags().StringVar(&o.Report, "report", "", "write a JSON report of every change to this file, - for stdout")
 	cmd.Flags().BoolVar(&o.Defaults, "defaults", false, "apply the schema's defaults as the server does (the output is what it stores)")
 	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything")
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: schemas only from --crd-file and the inputs")
-	completeFiles(cmd, "filename", "crd-file", "report")
+	completeFiles(cmd, "report")
 	completeOutput(cmd, "yaml", "json")
 	return cmd
 }
 
 // Validate checks the flags.
 func (o *PruneOptions) Validate() error {
-	if len(o.Filenames) == 0 {
+	if len(o.inputs.Filenames) == 0 {
 		return usageErrorf("no input: give objects with -f FILE|DIR|-")
+	}
+	if err := o.inputs.Validate(); err != nil {
+		return err
 	}
 	switch o.Output {
 	case "yaml", "json":
@@ -114,12 +117,12 @@ type pruneReport struct {
 
 // Run reads schemas and objects, prunes, prints.
 func (o *PruneOptions) Run() error {
-	var fileCRDs []*schema.CRD
-	crdDocs, err := readInputs(o.CRDFiles, o.Recursive, o.In)
+	in, err := o.inputs.Read(o.In)
 	if err != nil {
 		return err
 	}
-	for _, d := range objectsOf(crdDocs) {
+	var fileCRDs []*schema.CRD
+	for _, d := range in.CRDs {
 		c, ok, err := crdOf(d)
 		if err != nil {
 			return inputError(err)
@@ -128,13 +131,10 @@ func (o *PruneOptions) Run() error {
 			fileCRDs = append(fileCRDs, c.CRD)
 		}
 	}
-	docs, err := readInputs(o.Filenames, o.Recursive, o.In)
-	if err != nil {
-		return err
-	}
-	warnInputs(o.ErrOut, append(crdDocs, docs...))
+	in.warn(o.ErrOut)
 	// The objects kubectl sends: the items of Lists, one by one.
-	objects := objectsOf(docs)
+	objects := in.Objects
+	o.inputs.warnNoObjects(o.ErrOut, objects)
 	// CRDs among the inputs are what is about to be applied: they win.
 	for _, d := range objects {
 		c, ok, err := crdOf(d)
@@ -195,7 +195,7 @@ func (o *PruneOptions) Run() error {
 		}
 	}
 	if o.Report != "-" {
-		if err := o.printObjects(docs); err != nil {
+		if err := o.printObjects(in.Documents); err != nil {
 			return err
 		}
 	}

@@ -138,3 +138,49 @@ func writeJSON(t *testing.T, name string, obj interface{}) {
 func createRetrying(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	return createWith(ctx, ri, obj, metav1.CreateOptions{})
 }
+
+// Live, an object that kubectl itself refuses to send (metadata it cannot
+// decode, no apiVersion, an apiVersion that is not a string) is an input
+// error with its file and line, found before the cluster is asked for the
+// old object: exit 2, never a cluster error or a silent pass. An object
+// without a name has no old version: a create, without a request.
+func TestCheckUpdateBadInputLive(t *testing.T) {
+	applyExampleCRD(t)
+	const job = "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  name: rotate-logs\n  namespace: ops\nspec:\n  command: x\n"
+	dir := t.TempDir()
+	kubectl := kubectls[0].Path
+	for _, tc := range []struct {
+		name, object, want string
+	}{
+		{"a string for metadata", "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata: x\n",
+			":1: the server would refuse this object: metadata: json: cannot unmarshal string into Go value of type v1.ObjectMeta"},
+		{"a number for a name", strings.Replace(job, "rotate-logs", "5", 1),
+			":1: the server would refuse this object: metadata: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string"},
+		{"no apiVersion", strings.Replace(job, "apiVersion: operations.example.com/v1\n", "", 1),
+			":1: not a Kubernetes object: apiVersion and kind must be set"},
+		{"a number for apiVersion", strings.Replace(job, "operations.example.com/v1", "5", 1),
+			":1: not a Kubernetes object: apiVersion and kind must be set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
+			if err := os.WriteFile(file, []byte(tc.object), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			x := NewTest(t)
+			// kubectl refuses the file itself, before any request: an input problem.
+			k := x.Run(kubectl, "apply", "--dry-run=server", "-f", file)
+			if k.Code == 0 || !strings.HasPrefix(k.Stderr, "error: ") || !strings.Contains(k.Stderr, file) {
+				t.Fatalf("kubectl apply: exit %d, stderr:\n%s", k.Code, k.Stderr)
+			}
+			r := x.Run("kubectl-crd", "check-update", "-f", file)
+			if want := "error: " + file + tc.want + "\n"; r.Code != 2 || r.Stdout != "" || r.Stderr != want {
+				t.Errorf("check-update: exit %d, stdout %q, stderr:\n%s\nwant exit 2, stderr:\n%s\n(kubectl apply: %s)", r.Code, r.Stdout, r.Stderr, want, k.Stderr)
+			}
+		})
+	}
+
+	r := NewTest(t).WithStdin(strings.Replace(job, "name: rotate-logs", "generateName: job-", 1)).Run("kubectl-crd", "check-update", "-f", "-")
+	if want := "MaintenanceNightlyJob ops/<unnamed>: no old object: a create, not an update (-:1)\n"; r.Code != 0 || r.Stdout != want {
+		t.Errorf("generateName: exit %d, stdout %q, want %q; stderr:\n%s", r.Code, r.Stdout, want, r.Stderr)
+	}
+}

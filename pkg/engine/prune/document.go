@@ -1,10 +1,6 @@
 package prune
 
 import (
-	"fmt"
-
-	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
@@ -73,15 +69,11 @@ func Ref(obj map[string]interface{}) ObjectRef { return refOf(obj) }
 // the changes to its YAML, in place. An error is an *document.InputError: the
 // server would refuse the object.
 func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Result, error) {
-	ref := refOf(doc.Object)
-	res := &Result{Object: ref, Source: doc.Source, Changes: []Change{}}
-	if ref.APIVersion == "" || ref.Kind == "" {
-		return nil, &document.InputError{Source: doc.Source, Msg: "not a Kubernetes object: apiVersion and kind must be set"}
-	}
-	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	ref, gv, err := Identify(doc)
 	if err != nil {
-		return nil, &document.InputError{Source: doc.Source, Msg: fmt.Sprintf("invalid apiVersion %q: %v", ref.APIVersion, err)}
+		return nil, err
 	}
+	res := &Result{Object: ref, Source: doc.Source, Changes: []Change{}}
 	if schema.IsCRD(ref.APIVersion, ref.Kind) {
 		res.Status = IsCRD
 		return res, nil

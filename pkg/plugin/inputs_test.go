@@ -1,0 +1,204 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Standard input can be read once: "-" named twice, by one flag or by two,
+// is a usage error naming both, before anything is read or contacted.
+func TestStdinNamedTwice(t *testing.T) {
+	crd, err := os.ReadFile(exampleCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prune", "--offline", "--crd-file", "-", "-f", "-"},
+			"error: standard input (-) is named by both --crd-file and -f: it can be read only once\n"},
+		{[]string{"prune", "--offline", "-f", "-", "--crd-file", "-"},
+			"error: standard input (-) is named by both --crd-file and -f: it can be read only once\n"},
+		{[]string{"prune", "--offline", "-f", "-", "-f", "-"},
+			"error: standard input (-) is named twice by -f: it can be read only once\n"},
+		{[]string{"prune", "--offline", "--crd-file", exampleCRD + ",-", "--crd-file", "-", "-f", exampleJob},
+			"error: standard input (-) is named twice by --crd-file: it can be read only once\n"},
+		{[]string{"check-update", "--offline", "--crd-file", "-", "--old", exampleJob, "-f", "-"},
+			"error: standard input (-) is named by both --crd-file and -f: it can be read only once\n"},
+		{[]string{"check-update", "--offline", "--crd-file", exampleCRD, "--old", "-", "-f", "-"},
+			"error: standard input (-) is named by both -f and --old: it can be read only once\n"},
+		{[]string{"check-update", "--offline", "--crd-file", "-", "--old", "-", "-f", exampleJob},
+			"error: standard input (-) is named by both --crd-file and --old: it can be read only once\n"},
+		{[]string{"explain-structural", "-f", "-", "-f", "-"},
+			"error: standard input (-) is named twice by -f: it can be read only once\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := run(t, string(crd), tc.args...)
+			if r.code != ExitInput || r.stdout != "" || r.stderr != tc.want {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 2, stderr:\n%s", r.code, r.stdout, r.stderr, tc.want)
+			}
+		})
+	}
+}
+
+// Standard input named once reads it, whichever flag names it.
+func TestStdinOnce(t *testing.T) {
+	crd, _ := os.ReadFile(exampleCRD)
+	job, _ := os.ReadFile(exampleJob)
+	r := run(t, string(crd), "prune", "--offline", "--crd-file", "-", "-f", exampleJob)
+	if r.code != 0 || !strings.Contains(r.stderr, `pruned unknown field "spec.privileged"`) {
+		t.Errorf("--crd-file -: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = run(t, string(job), "check-update", "--offline", "--crd-file", exampleCRD, "--old", "-", "-f", exampleJob)
+	want := "MaintenanceNightlyJob ops/backdoor-check: update allowed (../../examples/maintenance/job.yaml:3)\n" +
+		"MaintenanceNightlyJob ops/rotate-logs: update allowed (../../examples/maintenance/job.yaml:20)\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("--old -: exit %d, stdout:\n%s\nwant:\n%s\nstderr:\n%s", r.code, r.stdout, want, r.stderr)
+	}
+}
+
+// check-update refuses what it cannot check, as prune does: a new or old
+// object that does not say what it is, or whose metadata the server cannot
+// decode, is an input error with its file and line, never a silent skip or
+// a "create".
+func TestCheckUpdateBadObjects(t *testing.T) {
+	const good = "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  name: rotate-logs\n  namespace: ops\nspec:\n  command: x\n"
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	goodFile := write("good.yaml", good)
+	notSet := ": not a Kubernetes object: apiVersion and kind must be set\n"
+	for _, tc := range []struct {
+		name     string
+		new, old string // the old one is given with --old, the new one on stdin
+		want     string // stderr, after "error: " and the old file's path when it starts with ":"
+	}{
+		{"new without apiVersion", strings.Replace(good, "apiVersion: operations.example.com/v1\n", "", 1), good, "-:1" + notSet},
+		{"new with an empty apiVersion", strings.Replace(good, "operations.example.com/v1", `""`, 1), good, "-:1" + notSet},
+		{"new with a number for apiVersion", strings.Replace(good, "operations.example.com/v1", "5", 1), good, "-:1" + notSet},
+		{"new without kind", strings.Replace(good, "kind: MaintenanceNightlyJob\n", "", 1), good, "-:1" + notSet},
+		{"new with an invalid apiVersion", strings.Replace(good, "operations.example.com/v1", "a/b/c", 1), good,
+			`-:1: invalid apiVersion "a/b/c": unexpected GroupVersion string: a/b/c` + "\n"},
+		{"old without kind", good, strings.Replace(good, "kind: MaintenanceNightlyJob\n", "", 1), ":1" + notSet},
+		{"old without apiVersion in the second document", good, good + "---\n" + strings.Replace(good, "apiVersion: operations.example.com/v1\n", "", 1), ":9" + notSet},
+		{"old with a number for apiVersion", good, strings.Replace(good, "operations.example.com/v1", "7", 1), ":1" + notSet},
+		{"old with an invalid apiVersion", good, strings.Replace(good, "operations.example.com/v1", "a/b/c", 1),
+			`:1: invalid apiVersion "a/b/c": unexpected GroupVersion string: a/b/c` + "\n"},
+		{"old with a number for a name", good, strings.Replace(good, "rotate-logs", "5", 1),
+			":1: the server would refuse this object: metadata: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string\n"},
+		{"old with a string for metadata", good, "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata: x\n",
+			":1: the server would refuse this object: metadata: json: cannot unmarshal string into Go value of type v1.ObjectMeta\n"},
+		{"old without a name", good, strings.Replace(good, "  name: rotate-logs\n", "", 1),
+			":1: metadata.name must be set: old objects are matched to the new ones by name\n"},
+		{"old not an object", good, "- a\n", ":1: expected an object (a Kubernetes resource), got a list\n"},
+		{"old not YAML", good, "apiVersion: v1\nkind: [\n", ":2: invalid YAML: did not find expected node content\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			oldFile := write(strings.ReplaceAll(tc.name, " ", "-")+".yaml", tc.old)
+			want := "error: " + tc.want
+			if strings.HasPrefix(tc.want, ":") {
+				want = "error: " + oldFile + tc.want
+			}
+			r := run(t, tc.new, "check-update", "--offline", "--crd-file", exampleCRD, "--old", oldFile, "-f", "-")
+			if r.code != ExitInput || r.stdout != "" || r.stderr != want {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 2, stderr:\n%s", r.code, r.stdout, r.stderr, want)
+			}
+		})
+	}
+
+	// The same file as a valid old object: the new one is checked against it.
+	r := run(t, good, "check-update", "--offline", "--crd-file", exampleCRD, "--old", goodFile, "-f", "-")
+	if r.code != 0 || r.stdout != "MaintenanceNightlyJob ops/rotate-logs: update allowed (-:1)\n" {
+		t.Errorf("valid objects: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Against a cluster, what the server would refuse to decode is found before
+// the old object is asked for: an input error, not a cluster error. An object
+// without a name has no old version to ask for: it is a create.
+func TestCheckUpdateBadObjectsLive(t *testing.T) {
+	kc := writeKubeconfig(t, "https://127.0.0.1:1") // the CRD comes from the file: only the old objects would need it
+	for _, tc := range []struct {
+		name, in string
+		code     int
+		stdout   string
+		stderr   string
+	}{
+		{"a string for metadata", "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata: x\n", ExitInput, "",
+			"error: -:1: the server would refuse this object: metadata: json: cannot unmarshal string into Go value of type v1.ObjectMeta\n"},
+		{"a number for a name", "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  name: 5\n", ExitInput, "",
+			"error: -:1: the server would refuse this object: metadata: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string\n"},
+		{"no name", "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  generateName: job-\n", 0,
+			"MaintenanceNightlyJob team-a/<unnamed>: no old object: a create, not an update (-:1)\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, tc.in, "--kubeconfig", kc, "check-update", "--crd-file", exampleCRD, "-f", "-")
+			if r.code != tc.code || r.stdout != tc.stdout || r.stderr != tc.stderr {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr, tc.code, tc.stdout, tc.stderr)
+			}
+		})
+	}
+}
+
+// An input without objects checks nothing: prune and check-update say so on
+// stderr and exit 0, explain-structural -f finds no CRD: exit 2.
+func TestNoObjects(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content string }{
+		{"empty", ""},
+		{"separators", "---\n---\n"},
+		{"comments", "# nothing\n---\n# here\n"},
+		{"nulls", "null\n---\n~\n"},
+		{"empty List", "apiVersion: v1\nkind: List\nitems: []\n"},
+		{"empty JSON List", `{"apiVersion": "v1", "kind": "List", "items": []}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
+			if err := os.WriteFile(file, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			warning := "Warning: no objects in the input (" + file + "): nothing was checked\n"
+			for _, args := range [][]string{
+				{"prune", "--offline", "-f", file},
+				{"prune", "--offline", "-f", file, "--report", "-"},
+				{"check-update", "--offline", "--old", exampleJob, "-f", file},
+				{"check-update", "--offline", "--old", exampleJob, "-f", file, "-o", "json"},
+			} {
+				r := run(t, "", args...)
+				// Whatever else is said (a List's own warning), the warning comes first.
+				if r.code != 0 || !strings.HasPrefix(r.stderr, warning) {
+					t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 0, stderr starting with:\n%s", strings.Join(args, " "), r.code, r.stderr, warning)
+				}
+			}
+			r := run(t, "", "explain-structural", "-f", file)
+			if want := "error: no CustomResourceDefinition found in " + file + "\n"; r.code != ExitInput || r.stderr != want {
+				t.Errorf("explain-structural: exit %d, stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
+			}
+		})
+	}
+
+	// Stdin, and several files that hold no objects between them.
+	r := run(t, "---\n", "prune", "--offline", "-f", "-")
+	if want := "Warning: no objects in the input (-): nothing was checked\n"; r.code != 0 || r.stdout != "" || r.stderr != want {
+		t.Errorf("stdin: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	empty := filepath.Join(dir, "empty.yaml")
+	r = run(t, "", "check-update", "--offline", "--old", exampleJob, "-f", empty+","+empty)
+	if want := "Warning: no objects in the input (" + empty + ", " + empty + "): nothing was checked\n"; r.code != 0 || r.stdout != "" || r.stderr != want {
+		t.Errorf("two files: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	// One object anywhere among the inputs is something to check.
+	r = run(t, "", "prune", "--offline", "--crd-file", exampleCRD, "-f", empty, "-f", exampleJob)
+	if r.code != 0 || strings.Contains(r.stderr, "no objects") {
+		t.Errorf("an empty file and a file of objects: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
