@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -38,6 +40,19 @@ func TestListItemsEditedInPlace(t *testing.T) {
 	out, results, docs := pruneAll(t, jobList, jobRegistry(t), prune.Options{Defaults: true})
 	if len(docs) != 1 || !docs[0].IsList() || len(docs[0].Objects()) != 2 {
 		t.Fatalf("read %d documents; want one List of 2 items", len(docs))
+	}
+	// The items are the objects kubectl sends.
+	read, err := document.Read(strings.NewReader(jobList), "jobs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []string
+	for _, o := range read[0].Objects() {
+		ours = append(ours, canonical(o.Object))
+	}
+	kube, refused := kubectlObjectsExpanded([]byte(jobList))
+	if diff := cmp.Diff(kube, ours); refused || diff != "" {
+		t.Errorf("items (-kubectl +ours), kubectl refused=%v:\n%s", refused, diff)
 	}
 	want := edit(t, jobList,
 		drop("    bogus: 1"),
@@ -115,7 +130,7 @@ func TestListErrors(t *testing.T) {
 }
 
 // kubectlObjectsExpanded reads as kubectl's reader and expands lists as its
-// resource builder does (a list in a list is an error there).
+// resource builder's FlattenListVisitor does, with the same calls.
 func kubectlObjectsExpanded(in []byte) ([]string, bool) {
 	docs, refused := kubectlObjects(in)
 	if refused {
@@ -127,16 +142,17 @@ func kubectlObjectsExpanded(in []byte) ([]string, bool) {
 		if err != nil {
 			return nil, true
 		}
-		list, ok := obj.(*unstructured.UnstructuredList)
-		if !ok {
-			out = append(out, d)
-			continue
-		}
-		for _, it := range list.Items {
-			if it.IsList() {
+		todo := []runtime.Object{obj}
+		for i := 0; i < len(todo); i++ {
+			if !meta.IsListType(todo[i]) {
+				out = append(out, canonical(todo[i].(*unstructured.Unstructured).Object))
+				continue
+			}
+			items, err := meta.ExtractList(todo[i])
+			if err != nil {
 				return nil, true
 			}
-			out = append(out, canonical(it.Object))
+			todo = append(todo, items...)
 		}
 	}
 	return out, false
