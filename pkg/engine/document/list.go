@@ -123,8 +123,10 @@ func (d *Document) flush() error {
 	if d.list == nil || len(d.list.pending) == 0 {
 		return nil
 	}
-	note, err := d.applyEdits(d.list.pending, d.list.want)
+	// Taken first: the edits end in an Encode of the List.
+	pending := d.list.pending
 	d.list.pending = nil
+	note, err := d.applyEdits(pending, d.list.want)
 	d.list.note = note
 	return err
 }

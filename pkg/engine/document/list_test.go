@@ -184,3 +184,28 @@ func TestDuplicateKeys(t *testing.T) {
 		t.Errorf("kubectl's reader did not keep the last values: %s", kube[0])
 	}
 }
+
+// An item whose edit cannot be made in the text (a flow mapping) is edited
+// in the List's node tree; every item's edits are still made once.
+func TestListItemsEditedInTree(t *testing.T) {
+	in := "# jobs\napiVersion: v1\nkind: List\nitems:\n" +
+		"- {apiVersion: operations.example.com/v1, kind: MaintenanceNightlyJob, metadata: {name: a}, spec: {shell: x, bogus: 1}}\n" +
+		"- apiVersion: operations.example.com/v1\n  kind: MaintenanceNightlyJob\n  metadata: {name: b}\n  spec:\n    shell: y # kept\n    other: 2\n"
+	out, results, _ := pruneAll(t, in, jobRegistry(t), prune.Options{Defaults: true})
+	if len(results) != 2 || len(results[0].Changes) != 2 || len(results[1].Changes) != 2 {
+		t.Fatalf("results: %+v", results)
+	}
+	for _, s := range []string{"bogus", "other"} {
+		if strings.Contains(out, s) {
+			t.Errorf("output keeps %q:\n%s", s, out)
+		}
+	}
+	for _, s := range []string{"# jobs", "# kept", "schedule: 0 3 * * *"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Count(out, "schedule") != 2 {
+		t.Errorf("the defaults are not added once per item:\n%s", out)
+	}
+}

@@ -250,7 +250,7 @@ func (d *Document) textEditFor(lines []string, e Edit) (textEdit, error) {
 		return textEdit{}, err
 	}
 	k, col := key.Line-1, key.Column-1
-	if k >= len(lines) || indentOf(lines[k]) > col {
+	if k < 0 || k >= len(lines) || indentOf(lines[k]) > col {
 		return textEdit{}, fmt.Errorf("%s: unexpected layout", e.Path)
 	}
 	prefix := lines[k][:col]
