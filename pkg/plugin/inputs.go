@@ -126,8 +126,14 @@ func (f *inputFlags) Read(stdin io.Reader) (*inputDocs, error) {
 				docs.Documents = append(docs.Documents, ds...)
 			}
 			for _, d := range ds {
-				if len(d.Warnings) > 0 {
-					docs.warnings = append(docs.warnings, d)
+				holders := d.Objects() // a List's items hold their own warnings
+				if d.IsList() {
+					holders = append([]*document.Document{d}, holders...)
+				}
+				for _, o := range holders {
+					if len(o.Warnings) > 0 {
+						docs.warnings = append(docs.warnings, o)
+					}
 				}
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -45,8 +47,8 @@ type Document struct {
 	Source Source
 	// Object is the document as kubectl sends it to the server.
 	Object map[string]interface{}
-	// Warnings are what kubectl passes in silence, such as duplicate keys;
-	// set on the documents of a stream, not on list items.
+	// Warnings are what kubectl passes in silence, such as duplicate keys:
+	// a List's items have theirs.
 	Warnings []Warning
 
 	raw       []byte
@@ -162,8 +164,19 @@ func (d *Document) decode(js []byte) error {
 		return &InputError{Source: d.Source, Msg: err.Error()}
 	}
 	d.Object = obj
-	d.Warnings = duplicateKeys(d)
-	return d.expandList(js)
+	if err := d.expandList(js); err != nil {
+		return err
+	}
+	for _, dup := range duplicateKeys(d) {
+		// A List's items hold the warnings about them, with their paths.
+		if p := dup.path; d.list != nil && len(p) > 2 && p[0] == fieldpath.Key("items") && p[1].IsIndex {
+			it := d.list.items[p[1].Index]
+			it.Warnings = append(it.Warnings, dup.warning(d.Source.File, p[2:]))
+			continue
+		}
+		d.Warnings = append(d.Warnings, dup.warning(d.Source.File, dup.path))
+	}
+	return nil
 }
 
 func decodeObject(js []byte) (map[string]interface{}, error) {

@@ -8,11 +8,26 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 )
 
+// duplicate is a key that a mapping has twice, at two lines of the file.
+type duplicate struct {
+	path        fieldpath.Path
+	first, last int
+}
+
+// warning words it for the object that holds the key, at inObject of it.
+func (dup duplicate) warning(file string, inObject fieldpath.Path) Warning {
+	return Warning{
+		Source: Source{File: file, Line: dup.last},
+		Msg: fmt.Sprintf("duplicate key %q (also at line %d): kubectl sends only the last value, of line %d",
+			inObject.String(), dup.first, dup.last),
+	}
+}
+
 // duplicateKeys finds the keys a mapping of the document has twice.
 // kubectl's YAML and JSON readers keep the last value without a word (so the
 // server never sees the others); kustomize refuses such a file.
-func duplicateKeys(d *Document) []Warning {
-	var out []Warning
+func duplicateKeys(d *Document) []duplicate {
+	var out []duplicate
 	var walk func(n *kyaml.Node, p fieldpath.Path)
 	walk = func(n *kyaml.Node, p fieldpath.Path) {
 		switch n.Kind {
@@ -32,11 +47,7 @@ func duplicateKeys(d *Document) []Warning {
 					continue
 				}
 				if first, ok := seen[k.Value]; ok {
-					out = append(out, Warning{
-						Source: Source{File: d.Source.File, Line: k.Line + d.lineShift},
-						Msg: fmt.Sprintf("duplicate key %q (also at line %d): kubectl sends only the last value, of line %d",
-							p.Child(fieldpath.Key(k.Value)).String(), first.Line+d.lineShift, k.Line+d.lineShift),
-					})
+					out = append(out, duplicate{path: p.Child(fieldpath.Key(k.Value)), first: first.Line + d.lineShift, last: k.Line + d.lineShift})
 				}
 				seen[k.Value] = k
 			}

@@ -209,3 +209,17 @@ func TestListItemsEditedInTree(t *testing.T) {
 		t.Errorf("the defaults are not added once per item:\n%s", out)
 	}
 }
+
+// A duplicate key in an item is the item's warning, with its path in the item.
+func TestDuplicateKeysInListItems(t *testing.T) {
+	in := "apiVersion: v1\nkind: List\nitems:\n- kind: A\n  spec:\n    x: 1\n    x: 2\n"
+	ds, err := document.Read(strings.NewReader(in), "l.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := ds[0].Objects()[0]
+	if len(ds[0].Warnings) != 0 || len(item.Warnings) != 1 ||
+		item.Warnings[0].String() != `l.yaml:7: duplicate key "spec.x" (also at line 6): kubectl sends only the last value, of line 7` {
+		t.Errorf("List warnings %v, item warnings %v", ds[0].Warnings, item.Warnings)
+	}
+}
