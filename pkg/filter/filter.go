@@ -143,6 +143,11 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 
 	reg := schema.NewRegistry()
 	markers := map[runtimeschema.GroupKind]crdMarkers{}
+	type sourced struct {
+		crd    *schema.CRD
+		source document.Source
+	}
+	byName := map[string]sourced{}
 	addCRD := func(d *document.Document) error {
 		crd, ok, err := schema.FromObject(d.Object)
 		if err != nil {
@@ -153,6 +158,14 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 		reg.Add(crd)
 		ref := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: crd.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: crd.Name()}}
+		if prev, ok := byName[crd.Name()]; ok && schema.Redefined(prev.crd, crd) {
+			c.Results = append(c.Results, &framework.Result{
+				Message: fmt.Sprintf("CustomResourceDefinition %s is defined twice, differently (%s and %s): the later one, of %s, is used",
+					crd.Name(), prev.source, d.Source, d.Source),
+				Severity: framework.Warning, ResourceRef: ref, File: &framework.File{Path: d.Source.File},
+			})
+		}
+		byName[crd.Name()] = sourced{crd, d.Source}
 		for _, e := range crd.Violations() {
 			add(FindingNonStructural, &framework.Result{
 				Message:     fmt.Sprintf("CustomResourceDefinition %s is not structural: %s", crd.Name(), e.ErrorBody()),

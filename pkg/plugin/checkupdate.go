@@ -139,15 +139,9 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	in.warn(o.ErrOut)
 	docs := in.Objects
 	o.inputs.warnNoObjects(o.ErrOut, docs)
-	var fileCRDs []*loadedCRD
-	for _, d := range append(in.CRDs, docs...) {
-		c, ok, err := crdOf(d)
-		if err != nil {
-			return inputError(err)
-		}
-		if ok {
-			fileCRDs = append(fileCRDs, c)
-		}
+	fileCRDs, err := in.fileCRDs(o.ErrOut)
+	if err != nil {
+		return err
 	}
 	// Objects that do not say what they are, and old objects the server
 	// cannot have stored, would be skipped or match nothing: refuse them

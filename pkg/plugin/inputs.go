@@ -180,6 +180,31 @@ func readFile(name string) ([]*document.Document, error) {
 	return document.Read(f, name)
 }
 
+// fileCRDs are the CRDs of --crd-file, then those among the objects (about
+// to be applied, they win), in that order: a later one replaces an earlier
+// one of the same group and kind. A CRD defined twice, differently, is
+// warned about on w, naming both sources and the one used.
+func (in *inputDocs) fileCRDs(w io.Writer) ([]*loadedCRD, error) {
+	var out []*loadedCRD
+	byName := map[string]*loadedCRD{}
+	for _, d := range append(append([]*document.Document{}, in.CRDs...), in.Objects...) {
+		c, ok, err := crdOf(d)
+		if err != nil {
+			return nil, inputError(err)
+		}
+		if !ok {
+			continue
+		}
+		if prev := byName[c.CRD.Name()]; prev != nil && schema.Redefined(prev.CRD, c.CRD) {
+			fmt.Fprintf(w, "Warning: CustomResourceDefinition %s is defined twice, differently (%s and %s): the later one, of %s, is used\n",
+				c.CRD.Name(), prev.Source, c.Source, c.Source)
+		}
+		byName[c.CRD.Name()] = c
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // loadedCRD is a CRD with where it came from.
 type loadedCRD struct {
 	CRD    *schema.CRD

@@ -202,3 +202,40 @@ func TestNoObjects(t *testing.T) {
 		t.Errorf("an empty file and a file of objects: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// A CRD defined twice, differently, among the inputs is warned about with
+// both sources and the one used (the later); the same CRD twice is not.
+func TestCRDDefinedTwice(t *testing.T) {
+	crd, err := os.ReadFile(exampleCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	same := filepath.Join(dir, "same.yaml")
+	changed := filepath.Join(dir, "changed.yaml")
+	if err := os.WriteFile(same, crd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(string(crd), "minLength: 1", "minLength: 2", 1)
+	if other == string(crd) {
+		t.Fatal("the example CRD changed: no minLength: 1 to change")
+	}
+	if err := os.WriteFile(changed, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "prune", "--offline", "--crd-file", exampleCRD, "--crd-file", same, "-f", exampleJob)
+	if strings.Contains(r.stderr, "defined twice") {
+		t.Errorf("the same CRD twice: stderr:\n%s", r.stderr)
+	}
+	for _, cmd := range [][]string{
+		{"prune", "--offline", "--crd-file", exampleCRD, "-f", changed + "," + exampleJob},
+		{"check-update", "--offline", "--crd-file", exampleCRD, "--old", exampleJob, "-f", changed + "," + exampleJob},
+	} {
+		r := run(t, "", cmd...)
+		want := "Warning: CustomResourceDefinition maintenancenightlyjobs.operations.example.com is defined twice, differently (" +
+			exampleCRD + ":3 and " + changed + ":3): the later one, of " + changed + ":3, is used\n"
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: stderr:\n%s\nwant a line:\n%s", cmd[0], r.stderr, want)
+		}
+	}
+}

@@ -121,29 +121,17 @@ func (o *PruneOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	var fileCRDs []*schema.CRD
-	for _, d := range in.CRDs {
-		c, ok, err := crdOf(d)
-		if err != nil {
-			return inputError(err)
-		}
-		if ok {
-			fileCRDs = append(fileCRDs, c.CRD)
-		}
-	}
 	in.warn(o.ErrOut)
 	// The objects kubectl sends: the items of Lists, one by one.
 	objects := in.Objects
 	o.inputs.warnNoObjects(o.ErrOut, objects)
-	// CRDs among the inputs are what is about to be applied: they win.
-	for _, d := range objects {
-		c, ok, err := crdOf(d)
-		if err != nil {
-			return inputError(err)
-		}
-		if ok {
-			fileCRDs = append(fileCRDs, c.CRD)
-		}
+	loaded, err := in.fileCRDs(o.ErrOut)
+	if err != nil {
+		return err
+	}
+	fileCRDs := make([]*schema.CRD, len(loaded))
+	for i, c := range loaded {
+		fileCRDs[i] = c.CRD
 	}
 	reg, err := registry(context.Background(), o.cluster, o.Offline, o.ErrOut, fileCRDs, objects)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -278,4 +279,10 @@ func FromObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
 		}
 	}
 	return NewCRD(decoded), true, nil
+}
+
+// Redefined reports whether crd, read after prev, is another definition of
+// the same CustomResourceDefinition name: the later one replaces the earlier.
+func Redefined(prev, crd *CRD) bool {
+	return prev.Name() == crd.Name() && !apiequality.Semantic.DeepEqual(prev.Object, crd.Object)
 }
