@@ -21,6 +21,7 @@ import (
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -236,10 +237,12 @@ func TestCorpus(t *testing.T) {
 		return nil
 	}
 
+	var readerVariants int
 	var crFiles, unreadable, crDocs, checked, withChanges, withDefaults, refused, noCRD, otherProject, webhookStorage int
 	for _, f := range testcorpus.CRFiles(t, dir) {
 		crFiles++
 		data := testcorpus.Read(t, dir, f)
+		readerVariants += checkReaderVariants(t, f.LocalPath, data)
 		for _, defaults := range []bool{false, true} {
 			docs, err := document.Read(bytes.NewReader(data), f.LocalPath)
 			if err != nil {
@@ -350,9 +353,13 @@ func TestCorpus(t *testing.T) {
 	t.Logf("CRs: %d files (%d unreadable), %d documents; %d checked (%d with a CRD of another project), %d refused by the server, %d without a CRD in the corpus",
 		crFiles, unreadable, crDocs, checked, otherProject, refused, noCRD)
 	t.Logf("CRs with changes: %d without defaults, %d with defaults; %d stored through a conversion webhook", withChanges, withDefaults, webhookStorage)
+	t.Logf("reader: %d objects compared with kubectl's, in files without their final line break and as Lists", readerVariants)
 	t.Logf("corpus test took %v", time.Since(start).Round(time.Millisecond))
 	if checked == 0 {
 		t.Errorf("no custom resource was checked")
+	}
+	if readerVariants == 0 {
+		t.Errorf("no object was read as a List or without a final line break")
 	}
 }
 
@@ -375,4 +382,79 @@ func sortedPaths(changes []prune.Change, reasons ...prune.Reason) []string {
 	out := pathsOf(changes, reasons...)
 	sort.Strings(out)
 	return out
+}
+
+// checkReaderVariants compares document.Read with kubectl's reader and list
+// expansion (the upstream calls) on the file without its final line breaks,
+// and on its objects as one List, as kubectl get -o yaml writes them. It
+// returns how many objects it compared.
+func checkReaderVariants(t *testing.T, name string, data []byte) int {
+	t.Helper()
+	want, err := upstreamStream(data)
+	if err != nil || len(want) == 0 || anyJSONInvalid(want) {
+		return 0
+	}
+	canonical := func(obj interface{}) string {
+		b, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	ours := func(in []byte) []string {
+		docs, err := document.Read(bytes.NewReader(in), name)
+		if err != nil {
+			t.Errorf("%s: document.Read: %v", name, err)
+			return nil
+		}
+		var out []string
+		for _, d := range docs {
+			for _, o := range d.Objects() {
+				out = append(out, canonical(o.Object))
+			}
+		}
+		return out
+	}
+	kubectl := func(in []byte) []string {
+		raws, err := upstreamStream(in)
+		if err != nil {
+			t.Errorf("%s: kubectl's reader: %v", name, err)
+		}
+		var out []string
+		for _, raw := range raws {
+			obj, _, err := unstructured.UnstructuredJSONScheme.Decode(raw, nil, nil)
+			if err != nil {
+				t.Errorf("%s: kubectl's decoding: %v", name, err)
+				continue
+			}
+			if list, ok := obj.(*unstructured.UnstructuredList); ok {
+				for _, it := range list.Items {
+					out = append(out, canonical(it.Object))
+				}
+				continue
+			}
+			out = append(out, canonical(obj.(*unstructured.Unstructured).Object))
+		}
+		return out
+	}
+	stripped := bytes.TrimRight(data, "\n")
+	if diff := cmp.Diff(kubectl(stripped), ours(stripped)); diff != "" {
+		t.Errorf("%s without its final line break: objects (-kubectl +ours):\n%s", name, diff)
+	}
+	items := make([]interface{}, len(want))
+	for i, raw := range want {
+		var obj map[string]interface{}
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			t.Fatal(err)
+		}
+		items[i] = obj
+	}
+	list, err := sigsyaml.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(kubectl(list), ours(list)); diff != "" {
+		t.Errorf("%s as one List: objects (-kubectl +ours):\n%s", name, diff)
+	}
+	return 2 * len(want)
 }
