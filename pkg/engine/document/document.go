@@ -88,6 +88,7 @@ type chunk struct {
 	data      []byte // as kubectl's reader gives it: what is converted
 	text      []byte // as written: what is edited and printed
 	startLine int    // 1-based file line of the first line
+	dropped   int    // the line after it that kubectl's reader drops, if any
 }
 
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
@@ -117,20 +118,28 @@ func parseChunk(c chunk, file string) (*Document, error) {
 	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
 		return nil, nil
 	}
-	var node kyaml.Node
-	if err := kyaml.NewDecoder(bytes.NewReader(c.text)).Decode(&node); err != nil {
-		return nil, shiftYAMLError(err, file, c.startLine)
-	}
-	firstLine := c.startLine
-	if len(node.Content) > 0 {
-		firstLine = c.startLine + node.Content[0].Line - 1
-	}
 	d := &Document{
-		Source:    Source{File: file, Line: firstLine},
+		Source:    Source{File: file, Line: c.startLine},
 		raw:       c.text,
-		node:      &node,
 		lineShift: c.startLine - 1,
 		seqIndent: kyaml.DeriveSeqIndentStyle(string(c.text)),
+	}
+	var node kyaml.Node
+	if err := kyaml.NewDecoder(bytes.NewReader(c.text)).Decode(&node); err != nil {
+		// kubectl's YAML 1.1 parser reads what the YAML 1.2 one of the
+		// node tree refuses: the object is checked all the same.
+		ie := shiftYAMLError(err, file, c.startLine)
+		d.Warnings = append(d.Warnings, Warning{Source: ie.Source, Msg: "kubectl reads this document, but not every YAML parser does (" + ie.Msg +
+			"): lines are not known, and an edit writes the document again without its comments"})
+	} else {
+		d.node = &node
+		if len(node.Content) > 0 {
+			d.Source.Line = c.startLine + node.Content[0].Line - 1
+		}
+	}
+	if c.dropped > 0 {
+		d.Warnings = append(d.Warnings, Warning{Source: Source{File: file, Line: c.dropped},
+			Msg: "kubectl's reader drops this last line (a multiple of 4096 bytes without a line break): the server never gets it"})
 	}
 	return d, d.decode(js)
 }

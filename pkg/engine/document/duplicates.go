@@ -56,6 +56,8 @@ func duplicateKeys(d *Document) []duplicate {
 			}
 		}
 	}
-	walk(d.node, nil)
+	if d.node != nil {
+		walk(d.node, nil)
+	}
 	return out
 }

@@ -195,14 +195,19 @@ func consumeWhitespace(br *bufio.Reader) (ateNewline, ok bool) {
 
 // readLine returns the next line as the upstream LineReader does (bufio's
 // ReadLine: without "\n" or "\r\n", then "\n" added), and as written.
+// Like it, it returns a last line that filled bufio's buffer exactly (a
+// multiple of 4096 bytes, no line break) together with io.EOF, and the
+// upstream YAMLReader then drops that line.
 func (r *Reader) readLine() (line, written []byte, err error) {
+	full := false
 	for {
 		part, err := r.yaml.ReadSlice('\n')
 		written = append(written, part...)
 		if err == bufio.ErrBufferFull {
+			full = true
 			continue
 		}
-		if len(written) == 0 && err != nil {
+		if len(part) == 0 && err != nil && (!full || !errors.Is(err, io.EOF)) {
 			return []byte("\n"), nil, err
 		}
 		line = written
@@ -211,6 +216,9 @@ func (r *Reader) readLine() (line, written []byte, err error) {
 			line = line[:len(line)-2]
 		case bytes.HasSuffix(line, []byte("\n")):
 			line = line[:len(line)-1]
+		}
+		if len(part) == 0 {
+			return append(line[:len(line):len(line)], '\n'), written, err
 		}
 		return append(line[:len(line):len(line)], '\n'), written, nil
 	}
@@ -244,6 +252,11 @@ func (r *Reader) nextChunk() (chunk, error) {
 			// line: YAML reads it as the document start ("--- # c") or as text ("---#c").
 		}
 		if err != nil {
+			if len(written) != 0 {
+				// kubectl's reader drops it: the server never gets it.
+				r.line++
+				c.dropped = r.line
+			}
 			if len(c.data) != 0 {
 				return c.done(), nil
 			}

@@ -118,6 +118,9 @@ var readerCases = map[string][]byte{
 	"document end marker":                         []byte("kind: A\n...\n---\nkind: B\n"),
 	"empty and null documents":                    []byte("---\n# c\n---\n\n---\nnull\n---\n~\n---\nkind: A\n"),
 	"a line longer than the buffer":               []byte("kind: A\ndata:\n  a: " + strings.Repeat("x", 10000) + "\n  b: |\n    " + strings.Repeat("y", 5000) + "\r\n"),
+	"a last line of 4096 bytes, no line break":    []byte("kind: A\ndata:\n  a: x\n  b: " + strings.Repeat("y", 4096-5)),
+	"a last line of 8192 bytes, no line break":    []byte("kind: A\ndata:\n  b: " + strings.Repeat("y", 8192-5)),
+	"a last line of 4097 bytes, no line break":    []byte("kind: A\ndata:\n  b: " + strings.Repeat("y", 4097-5)),
 	"JSON stream":                                 []byte("{\"kind\": \"A\"}\n{\"kind\": \"B\",\n \"data\": {\"a\": 1}}\n"),
 	"JSON then YAML":                              []byte("{\"kind\": \"A\"}\nkind: B\n---\nkind: C\n"),
 	"JSON, JSON, then YAML":                       []byte("{\"kind\": \"A\"}\n{\"kind\": \"B\"}\nkind: C\n"),
@@ -229,3 +232,20 @@ func TestReaderStreams(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+// kubectl's reader drops a last line that fills its 4096-byte buffer
+// exactly: the object is checked as the server gets it, and a warning says
+// what was dropped.
+func TestReaderDroppedLastLine(t *testing.T) {
+	in := "kind: A\ndata:\n  a: x\n  b: " + strings.Repeat("y", 4096-5)
+	ds, err := document.Read(strings.NewReader(in), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ds[0].Object["data"].(map[string]interface{})["b"]; ok {
+		t.Errorf("data.b is read; kubectl's reader drops it")
+	}
+	if len(ds[0].Warnings) != 1 || ds[0].Warnings[0].Source.Line != 4 || !strings.Contains(ds[0].Warnings[0].Msg, "drops this last line") {
+		t.Errorf("warnings %v, want one at line 4", ds[0].Warnings)
+	}
+}
