@@ -160,7 +160,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		ref := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: crd.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: crd.Name()}}
 		if prev, ok := byName[crd.Name()]; ok && schema.Redefined(prev.crd, crd) {
 			c.Results = append(c.Results, &framework.Result{
-				Message: fmt.Sprintf("CustomResourceDefinition %s is defined twice, differently (%s and %s): the later one, of %s, is used",
+				Message: fmt.Sprintf("CustomResourceDefinition %s: defined twice, differently (%s and %s): the later one, of %s, is used",
 					crd.Name(), prev.source, d.Source, d.Source),
 				Severity: framework.Warning, ResourceRef: ref, File: &framework.File{Path: d.Source.File},
 			})

@@ -136,13 +136,13 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	in.warn(o.ErrOut)
-	docs := in.Objects
-	o.inputs.warnNoObjects(o.ErrOut, docs)
-	fileCRDs, err := in.fileCRDs(o.ErrOut)
+	fileCRDs, err := in.fileCRDs()
 	if err != nil {
 		return err
 	}
+	in.warn(o.ErrOut)
+	docs := in.Objects
+	o.inputs.warnNoObjects(o.ErrOut, docs)
 	// Objects that do not say what they are, and old objects the server
 	// cannot have stored, would be skipped or match nothing: refuse them
 	// all before anything is looked up.

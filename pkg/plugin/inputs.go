@@ -40,7 +40,17 @@ type inputDocs struct {
 	Old     []*document.Document // --old
 
 	Documents []*document.Document // -f, as read: Lists whole
-	warnings  []*document.Document // every document with warnings
+
+	// Warnings are what kubectl would pass in silence: duplicate keys,
+	// lines its reader drops, a CRD defined twice.
+	Warnings []inputWarning
+}
+
+// inputWarning is a warning about the inputs, in the --report contract.
+type inputWarning struct {
+	Object  prune.ObjectRef `json:"object"`
+	Source  document.Source `json:"source"`
+	Message string          `json:"message"`
 }
 
 // inputSource is one input flag as it is read and named in messages.
@@ -131,8 +141,8 @@ func (f *inputFlags) Read(stdin io.Reader) (*inputDocs, error) {
 					holders = append([]*document.Document{d}, holders...)
 				}
 				for _, o := range holders {
-					if len(o.Warnings) > 0 {
-						docs.warnings = append(docs.warnings, o)
+					for _, w := range o.Warnings {
+						docs.Warnings = append(docs.Warnings, inputWarning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
 					}
 				}
 			}
@@ -182,9 +192,9 @@ func readFile(name string) ([]*document.Document, error) {
 
 // fileCRDs are the CRDs of --crd-file, then those among the objects (about
 // to be applied, they win), in that order: a later one replaces an earlier
-// one of the same group and kind. A CRD defined twice, differently, is
-// warned about on w, naming both sources and the one used.
-func (in *inputDocs) fileCRDs(w io.Writer) ([]*loadedCRD, error) {
+// one of the same group and kind. A CRD defined twice, differently, is a
+// warning naming both sources and the one used.
+func (in *inputDocs) fileCRDs() ([]*loadedCRD, error) {
 	var out []*loadedCRD
 	byName := map[string]*loadedCRD{}
 	for _, d := range append(append([]*document.Document{}, in.CRDs...), in.Objects...) {
@@ -196,8 +206,8 @@ func (in *inputDocs) fileCRDs(w io.Writer) ([]*loadedCRD, error) {
 			continue
 		}
 		if prev := byName[c.CRD.Name()]; prev != nil && schema.Redefined(prev.CRD, c.CRD) {
-			fmt.Fprintf(w, "Warning: CustomResourceDefinition %s is defined twice, differently (%s and %s): the later one, of %s, is used\n",
-				c.CRD.Name(), prev.Source, c.Source, c.Source)
+			in.Warnings = append(in.Warnings, inputWarning{Object: prune.Ref(d.Object), Source: c.Source, Message: fmt.Sprintf(
+				"defined twice, differently (%s and %s): the later one, of %s, is used", prev.Source, c.Source, c.Source)})
 		}
 		byName[c.CRD.Name()] = c
 		out = append(out, c)
@@ -237,11 +247,9 @@ func objectsOf(docs []*document.Document) []*document.Document {
 	return out
 }
 
-// warn prints what kubectl would pass in silence, such as duplicate keys.
+// warn prints the warnings about the inputs, kubectl-style.
 func (in *inputDocs) warn(w io.Writer) {
-	for _, d := range in.warnings {
-		for _, x := range d.Warnings {
-			fmt.Fprintf(w, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), x.Msg, x.Source)
-		}
+	for _, x := range in.Warnings {
+		fmt.Fprintf(w, "Warning: %s: %s (%s)\n", x.Object, x.Message, x.Source)
 	}
 }

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,10 +233,33 @@ func TestCRDDefinedTwice(t *testing.T) {
 		{"check-update", "--offline", "--crd-file", exampleCRD, "--old", exampleJob, "-f", changed + "," + exampleJob},
 	} {
 		r := run(t, "", cmd...)
-		want := "Warning: CustomResourceDefinition maintenancenightlyjobs.operations.example.com is defined twice, differently (" +
-			exampleCRD + ":3 and " + changed + ":3): the later one, of " + changed + ":3, is used\n"
+		want := "Warning: CustomResourceDefinition maintenancenightlyjobs.operations.example.com: defined twice, differently (" +
+			exampleCRD + ":3 and " + changed + ":3): the later one, of " + changed + ":3, is used (" + changed + ":3)\n"
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("%s: stderr:\n%s\nwant a line:\n%s", cmd[0], r.stderr, want)
 		}
+	}
+}
+
+// The warnings about the inputs are in the prune report too.
+func TestReportWarnings(t *testing.T) {
+	in := "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  name: a\n  name: b\n  namespace: ops\nspec:\n  shell: x\n"
+	r := run(t, in, "prune", "--offline", "--crd-file", exampleCRD, "-f", "-", "--report", "-")
+	var report struct {
+		Warnings []struct {
+			Object struct{ Kind, Name string }
+			Source struct {
+				File string
+				Line int
+			}
+			Message string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || r.code != 0 {
+		t.Fatalf("exit %d, %v:\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	if len(report.Warnings) != 1 || report.Warnings[0].Object.Name != "b" || report.Warnings[0].Source.Line != 5 ||
+		!strings.HasPrefix(report.Warnings[0].Message, `duplicate key "metadata.name"`) {
+		t.Errorf("report warnings: %+v", report.Warnings)
 	}
 }

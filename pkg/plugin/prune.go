@@ -113,6 +113,8 @@ func (o *PruneOptions) Validate() error {
 // pruneReport is the --report contract: fields are added, never renamed.
 type pruneReport struct {
 	Items []*prune.Result `json:"items"`
+	// Warnings are about the inputs themselves (duplicate keys, ...).
+	Warnings []inputWarning `json:"warnings"`
 }
 
 // Run reads schemas and objects, prunes, prints.
@@ -121,14 +123,14 @@ func (o *PruneOptions) Run() error {
 	if err != nil {
 		return err
 	}
+	loaded, err := in.fileCRDs()
+	if err != nil {
+		return err
+	}
 	in.warn(o.ErrOut)
 	// The objects kubectl sends: the items of Lists, one by one.
 	objects := in.Objects
 	o.inputs.warnNoObjects(o.ErrOut, objects)
-	loaded, err := in.fileCRDs(o.ErrOut)
-	if err != nil {
-		return err
-	}
 	fileCRDs := make([]*schema.CRD, len(loaded))
 	for i, c := range loaded {
 		fileCRDs[i] = c.CRD
@@ -178,7 +180,7 @@ func (o *PruneOptions) Run() error {
 	}
 
 	if o.Report != "" {
-		if err := o.writeReport(results); err != nil {
+		if err := o.writeReport(results, in.Warnings); err != nil {
 			return err
 		}
 	}
@@ -367,10 +369,13 @@ func marshalJSON(v interface{}, indent string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (o *PruneOptions) writeReport(results []*prune.Result) error {
-	report := pruneReport{Items: results}
+func (o *PruneOptions) writeReport(results []*prune.Result, warnings []inputWarning) error {
+	report := pruneReport{Items: results, Warnings: warnings}
 	if report.Items == nil {
 		report.Items = []*prune.Result{}
+	}
+	if report.Warnings == nil {
+		report.Warnings = []inputWarning{}
 	}
 	b, err := marshalJSON(report, "  ")
 	if err != nil {
