@@ -42,7 +42,9 @@ func NewCmdExplainStructural(configFlags *genericclioptions.ConfigFlags, streams
 		Long: `Check every CustomResourceDefinition in the inputs the way the API server's NonStructuralSchema
 condition does: the violations are the server's own, with its field paths. Then show, per version,
 the skeleton the server prunes and defaults with (the schema without value validations): types,
-nullable, defaults and every x-kubernetes-* marker.
+nullable, defaults and every x-kubernetes-* marker. A CRD from a file also goes through the server's
+own validation of CustomResourceDefinitions: what would make it refuse to create the CRD is
+reported, in its words.
 
 CRDs are read from the cluster of your kubeconfig by NAME (the CRD's name, or its plural, singular,
 kind or a short name, optionally with .group), all of them with --all, or from files with -f.
