@@ -101,8 +101,9 @@ func ValidateCreate(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorLi
 	if obj.GenerateName != "" && obj.Name == "" {
 		obj.Name = crdStrategy.GenerateName(obj.GenerateName)
 	}
+	// The kind is cluster-scoped: this clears metadata.namespace, it never fails.
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope("", crdStrategy.NamespaceScoped()), &obj.ObjectMeta); err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), obj.Namespace, err.Error())}
+		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}
 	}
 	crdStrategy.PrepareForCreate(ctx, obj)
 	return rest.ValidateCreate(ctx, obj, crdStrategy)
