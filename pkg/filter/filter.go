@@ -149,6 +149,8 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 	byName := map[string]sourced{}
 	addCRD := func(d *document.Document) error {
+		// A CRD the API server refuses is bad input: it fails the run
+		// whatever failOn says, as the apply would fail.
 		crd, ok, err := schema.FromObject(d.Object)
 		if err != nil {
 			return fmt.Errorf("%s: %v", d.Source, err)

@@ -44,7 +44,9 @@ func NewCmdExplainStructural(configFlags *genericclioptions.ConfigFlags, streams
 		Long: `Check every CustomResourceDefinition in the inputs the way the API server's NonStructuralSchema
 condition does: the violations are the server's own, with its field paths. Then show, per version,
 the skeleton the server prunes and defaults with (the schema without value validations): types,
-nullable, defaults and every x-kubernetes-* marker.
+nullable, defaults and every x-kubernetes-* marker. A CRD from a file also goes through the server's
+own validation of CustomResourceDefinitions: what would make it refuse to create the CRD is
+reported, in its words.
 
 CRDs are read from the cluster of your kubeconfig by NAME (the CRD's name, or its plural, singular,
 kind or a short name, optionally with .group), all of them with --all, or from files with -f.
@@ -114,6 +116,9 @@ type crdReport struct {
 	Cluster    string           `json:"cluster,omitempty"`
 	Structural bool             `json:"structural"`
 	Violations []violation      `json:"violations"`
+	// Invalid lists the errors with which the API server's own CRD
+	// validation refuses a CRD from a file (CRDs of a cluster were accepted).
+	Invalid []violation `json:"invalid,omitempty"`
 	// Mutability lists where the markers of KEP "Immutable fields" break its
 	// placement rules (CRD files only: the server drops the markers).
 	Mutability []violation `json:"mutability,omitempty"`
@@ -155,21 +160,22 @@ func (o *ExplainStructuralOptions) Run() error {
 	}
 	in.warn(o.ErrOut)
 	for _, d := range in.Objects {
-		c, ok, err := crdOf(d)
+		// Not crdOf: a CRD the server refuses is reported, not an input error.
+		c, ok, err := schema.DecodeObject(d.Object)
 		if err != nil {
-			return inputError(err)
+			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
 		}
 		if !ok {
 			continue
 		}
-		src := c.Source
-		r, err := o.explain(c.CRD)
+		src := d.Source
+		r, err := o.explain(c)
 		if err != nil {
-			return inputError(fmt.Errorf("%s: %w", c.Source, err))
+			return inputError(fmt.Errorf("%s: %w", d.Source, err))
 		}
-		_, placement := update.CRDSchemas(c.Raw)
+		_, placement := update.CRDSchemas(d.Object)
 		for _, e := range placement {
-			if o.Version != "" && !violationOfVersion(e.Field, c.CRD.Versions(), o.Version) {
+			if o.Version != "" && !violationOfVersion(e.Field, c.Versions(), o.Version) {
 				continue
 			}
 			r.Mutability = append(r.Mutability, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
@@ -232,7 +238,7 @@ func (o *ExplainStructuralOptions) Run() error {
 		printStructuralText(o.Out, report)
 	}
 	for _, r := range report.CRDs {
-		if !r.Structural || len(r.Mutability) > 0 {
+		if !r.Structural || len(r.Mutability) > 0 || len(r.Invalid) > 0 {
 			return errFindings
 		}
 	}
@@ -249,6 +255,10 @@ func (o *ExplainStructuralOptions) explain(c *schema.CRD) (crdReport, error) {
 		r.Violations = append(r.Violations, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
 	}
 	r.Structural = len(r.Violations) == 0
+	// All of them whatever --version: the server refuses the whole CRD.
+	for _, e := range c.Invalid() {
+		r.Invalid = append(r.Invalid, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
+	}
 	found := false
 	for _, v := range c.Object.Spec.Versions {
 		if o.Version != "" && v.Name != o.Version {
@@ -263,7 +273,7 @@ func (o *ExplainStructuralOptions) explain(c *schema.CRD) (crdReport, error) {
 		}
 		r.Versions = append(r.Versions, vr)
 	}
-	if !found {
+	if !found && o.Version != "" {
 		return r, fmt.Errorf("CustomResourceDefinition %s has no version %q (it has %s)", c.Name(), o.Version, strings.Join(c.Versions(), ", "))
 	}
 	return r, nil
@@ -291,6 +301,13 @@ func printStructuralText(w io.Writer, report structuralReport) {
 		if !r.Structural {
 			verdict = fmt.Sprintf("NOT structural (%s)", plural(len(r.Violations), "violation"))
 		}
+		if len(r.Invalid) > 0 {
+			conj := ", but"
+			if !r.Structural {
+				conj = ", and"
+			}
+			verdict += fmt.Sprintf("%s the API server refuses it (%s)", conj, plural(len(r.Invalid), "error"))
+		}
 		where := r.Cluster
 		if r.Source != nil {
 			where = r.Source.String()
@@ -298,6 +315,12 @@ func printStructuralText(w io.Writer, report structuralReport) {
 		fmt.Fprintf(w, "CustomResourceDefinition %s (%s): %s\n", r.Name, where, verdict)
 		for _, v := range r.Violations {
 			fmt.Fprintf(w, "  %s\n", v.Message)
+		}
+		if len(r.Invalid) > 0 {
+			fmt.Fprintln(w, "  refused by the API server's validation of CustomResourceDefinitions:")
+			for _, v := range r.Invalid {
+				fmt.Fprintf(w, "  %s\n", v.Message)
+			}
 		}
 		if len(r.Mutability) > 0 {
 			fmt.Fprintf(w, "  %s (KEP \"Immutable fields\", emulated by kubectl crd):\n", plural(len(r.Mutability), "misplaced mutability marker"))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 var (
@@ -83,6 +85,12 @@ type CRD struct {
 	convertErr map[string]error
 	// servedErr holds versions the custom resource handler could not serve.
 	servedErr map[string]error
+
+	// validate is the server's validation that applies to the CRD as read
+	// (nil for a CRD of a cluster); invalid is its result, computed once.
+	validate    func(*apiextensionsv1.CustomResourceDefinition) field.ErrorList
+	invalidOnce sync.Once
+	invalid     field.ErrorList
 }
 
 // NewCRD converts the schemas of every version of crd once.
@@ -251,9 +259,22 @@ func (c *CRD) ClusterScoped() bool { return c.Object.Spec.Scope == apiextensions
 
 // FromObject decodes obj, a decoded document, when it is a
 // CustomResourceDefinition (ok false otherwise: no work for other objects),
-// and refuses what the API server refuses: an unsupported apiVersion, an
-// apiextensions.k8s.io/v1 version without a schema.
+// and refuses what the API server refuses: an unsupported apiVersion, and
+// a CRD its validation refuses (an *InvalidError, with the server's errors).
 func FromObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
+	crd, ok, err = DecodeObject(obj)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	if err := crd.InvalidErr(); err != nil {
+		return nil, true, err
+	}
+	return crd, true, nil
+}
+
+// DecodeObject is FromObject without refusing what the server's validation
+// refuses: Invalid tells that, for a report of it.
+func DecodeObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if !IsCRD(apiVersion, kind) {
@@ -263,22 +284,22 @@ func FromObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
 	if err != nil {
 		return nil, true, err
 	}
-	if apiVersion != "apiextensions.k8s.io/v1" && apiVersion != "apiextensions.k8s.io/v1beta1" {
+	var validate func(*apiextensionsv1.CustomResourceDefinition) field.ErrorList
+	switch apiVersion {
+	case "apiextensions.k8s.io/v1":
+		validate = ValidateCreate
+	case "apiextensions.k8s.io/v1beta1":
+		validate = ValidateLegacy
+	default:
 		return nil, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
 	}
 	decoded, err := DecodeCRD(js)
 	if err != nil {
 		return nil, true, fmt.Errorf("invalid CustomResourceDefinition: %v", err)
 	}
-	if apiVersion == "apiextensions.k8s.io/v1" {
-		// The server refuses a v1 CRD with a version without schema.
-		for _, v := range decoded.Spec.Versions {
-			if !HasSchema(&v) {
-				return nil, true, fmt.Errorf("CustomResourceDefinition %s, version %s: no schema: apiextensions.k8s.io/v1 requires spec.versions[*].schema.openAPIV3Schema, and the API server refuses this CRD", decoded.Name, v.Name)
-			}
-		}
-	}
-	return NewCRD(decoded), true, nil
+	c := NewCRD(decoded)
+	c.validate = validate
+	return c, true, nil
 }
 
 // Redefined reports whether crd, read after prev, is another definition of
