@@ -173,3 +173,21 @@ func TestPruneValidatesAsTheServerDecodes(t *testing.T) {
 		}
 	}
 }
+
+// A checked object without changes has "changes": [] in the report, as
+// json.md promises ("empty when none"), not null.
+func TestPruneReportNoChanges(t *testing.T) {
+	r := run(t, "", "prune", "--offline", "--crd-file", "../../examples/immutable/crd.yaml", "-f", "../../examples/immutable/database.yaml", "--report", "-")
+	var report struct {
+		Items []struct {
+			Status  string            `json:"status"`
+			Changes []json.RawMessage `json:"changes"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || r.code != ExitOK || len(report.Items) != 1 {
+		t.Fatalf("exit %d, %v:\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if it := report.Items[0]; it.Status != "Checked" || it.Changes == nil || len(it.Changes) != 0 {
+		t.Errorf("want status Checked, changes []:\n%s", r.stdout)
+	}
+}

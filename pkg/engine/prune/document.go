@@ -127,7 +127,9 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 			res.Status, res.Errors = Invalid, errs
 		}
 	}
-	res.Changes = Changes(doc.Object, coerced, s)
+	if ch := Changes(doc.Object, coerced, s); len(ch) > 0 {
+		res.Changes = ch // else the [] of the report's contract, not null
+	}
 	for i := range res.Changes {
 		ch := &res.Changes[i]
 		ch.Line = LineOf(doc, *ch)
