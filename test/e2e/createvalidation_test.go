@@ -193,3 +193,101 @@ func readDocs(t *testing.T, name string) []*document.Document {
 	}
 	return docs
 }
+
+// refusedSample is a corpus sample the server refuses as invalid.
+type refusedSample struct {
+	cr      *parityCR
+	verdict createVerdict
+}
+
+// refusalStats counts the corpus samples the server refuses as invalid.
+type refusalStats struct {
+	invalid, same, badInput int
+}
+
+// invalidVerdict reads the server's refusal of a create: ok when it is a
+// validation error (reason Invalid), with its errors.
+func invalidVerdict(err error) (createVerdict, bool) {
+	var status *apierrors.StatusError
+	if !errors.As(err, &status) || status.ErrStatus.Reason != metav1.StatusReasonInvalid || status.ErrStatus.Details == nil {
+		return createVerdict{}, false
+	}
+	v := createVerdict{Refused: true}
+	for _, c := range status.ErrStatus.Details.Causes {
+		v.Errors = append(v.Errors, c.Field+": "+c.Message)
+	}
+	sort.Strings(v.Errors)
+	return v, true
+}
+
+// checkRefusedSamples runs prune (schemas from the cluster) on the samples
+// of a set that the server refuses as invalid: each must be Invalid, with
+// the server's errors. prune may instead refuse one as bad input (exit 2:
+// it cannot be decoded, which the server words as a validation error too);
+// those are counted, and checked one at a time.
+func checkRefusedSamples(t *testing.T, set string, samples []refusedSample, stats *refusalStats) {
+	t.Helper()
+	if len(samples) == 0 {
+		return
+	}
+	stats.invalid += len(samples)
+	var docs []*parityCR
+	for _, s := range samples {
+		docs = append(docs, s.cr)
+	}
+	if code, reports := pruneReports(t, docs); code != 2 {
+		for i, s := range samples {
+			compareRefusal(t, s, reports[i], stats)
+		}
+		return
+	}
+	for _, s := range samples {
+		code, reports := pruneReports(t, []*parityCR{s.cr})
+		if code == 2 {
+			stats.badInput++
+			continue
+		}
+		compareRefusal(t, s, reports[0], stats)
+	}
+}
+
+func compareRefusal(t *testing.T, s refusedSample, it pruneReportItem, stats *refusalStats) {
+	t.Helper()
+	ours := createVerdict{Refused: it.Status == "Invalid"}
+	for _, e := range it.Errors {
+		ours.Errors = append(ours.Errors, e.Message)
+	}
+	sort.Strings(ours.Errors)
+	if d := cmp.Diff(s.verdict, ours, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("%s: the server refuses it; prune says %s (-server +prune):\n%s", s.cr.where, it.Status, d)
+		return
+	}
+	stats.same++
+}
+
+// pruneReports runs kubectl crd prune --report - on docs, joined on stdin,
+// with schemas from the cluster: the exit code, and the report's items
+// unless it is 2 (bad input).
+func pruneReports(t *testing.T, docs []*parityCR) (int, []pruneReportItem) {
+	t.Helper()
+	var in bytes.Buffer
+	for _, d := range docs {
+		b, err := d.doc.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.WriteString("---\n")
+		in.Write(b)
+	}
+	r := NewTest(t).WithStdin(in.String()).Run("kubectl-crd", "prune", "--report", "-", "-f", "-")
+	if r.Code == 2 {
+		return r.Code, nil
+	}
+	var report struct {
+		Items []pruneReportItem `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &report); err != nil || len(report.Items) != len(docs) || (r.Code != 0 && r.Code != 1) {
+		t.Fatalf("prune: exit %d, %v, %d items for %d objects:\n%s", r.Code, err, len(report.Items), len(docs), r.Stderr)
+	}
+	return r.Code, report.Items
+}
