@@ -51,6 +51,10 @@ not specify, unknown metadata fields, nulls of non-nullable fields, metadata nor
 comments, key order and formatting, minus the dropped fields. Every change is reported on stderr
 with its reason and source line.
 
+Then the server's own validation of a create runs on each object (schema, x-kubernetes-validations
+CEL rules, metadata, list types): every reason it would refuse an object is an Error line on stderr,
+in the server's words, and prune exits 1. Such an object is printed all the same.
+
 Schemas come from the cluster of your kubeconfig (--context, --kubeconfig, ...), read once per run and
 only when an object needs one; --crd-file adds or overrides CRDs, and CustomResourceDefinitions among
 the inputs (which pass through unchanged) override both: you are about to apply them. An object of a
