@@ -52,8 +52,9 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
   previous: [applied/]    the objects as rendered or applied before: each item with a previous
                           version (same group, kind, namespace, name) is checked as an update of it,
                           as check-update does (CEL transition rules, x-kubernetes-mutability)
-  failOn: [NonStructural, Update]
-                          findings that are errors: Prune, NonStructural, Update, MissingCRD
+  failOn: [NonStructural, Update, Invalid]
+                          findings that are errors: Prune, NonStructural, Update, MissingCRD,
+                          Invalid (an object the server's validation refuses on create)
 
 Paths are relative to the working directory: kustomize runs exec functions in the
 kustomization's directory, kpt in the directory it is run from.

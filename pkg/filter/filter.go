@@ -37,11 +37,13 @@ const (
 	FindingNonStructural = "NonStructural"
 	FindingUpdate        = "Update"
 	FindingMissingCRD    = "MissingCRD"
+	FindingInvalid       = "Invalid"
 )
 
 // DefaultFailOn are the findings that are errors when failOn is not set:
-// what the server would refuse (a non-structural CRD, an update).
-var DefaultFailOn = []string{FindingNonStructural, FindingUpdate}
+// what the server would refuse (a non-structural CRD, an update, an
+// invalid object).
+var DefaultFailOn = []string{FindingNonStructural, FindingUpdate, FindingInvalid}
 
 // CRDCheck is the function config, and the filter it configures: it prunes
 // the items as the API server stores them and checks updates, collecting
@@ -63,7 +65,7 @@ type CRDCheck struct {
 	// namespace and name) is checked as an update of it.
 	Previous Paths `json:"previous,omitempty"`
 	// FailOn lists the findings that are errors (default NonStructural,
-	// Update); the others are warnings.
+	// Update, Invalid); the others are warnings.
 	FailOn []string `json:"failOn,omitempty"`
 
 	// Results are the findings of the last Filter.
@@ -254,7 +256,19 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		// The objects kubectl would send: a List's items one by one.
 		for _, d := range doc.Objects() {
 			original := d.Object // the object as written, before the edits of pruning
-			res, err := prune.Document(d, reg, prune.Options{Defaults: c.Defaults})
+			opts := prune.Options{Defaults: c.Defaults}
+			var old *document.Document
+			if r := prune.Ref(original); r.APIVersion != "" && r.Kind != "" {
+				if crd, ok := reg.Lookup(r.APIVersion, r.Kind); ok {
+					old = previous[keyOf(original, crd.ClusterScoped())]
+				}
+			}
+			if old == nil {
+				// A create; an item with a previous version is validated as an update
+				// (with ratcheting) below. The namespace of an item without one: "default".
+				opts.Validate = validators
+			}
+			res, err := prune.Document(d, reg, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -295,8 +309,18 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 				})
 			}
 
+			for _, e := range res.Errors {
+				add(FindingInvalid, &framework.Result{
+					Message:     "the server would refuse it: " + strings.TrimPrefix(e.Message, e.Field+": "),
+					ResourceRef: ref,
+					Field:       &framework.Field{Path: e.Field},
+					File:        file,
+					Tags:        map[string]string{"type": e.Type},
+				})
+			}
+
 			crd, _ := reg.Lookup(res.Object.APIVersion, res.Object.Kind)
-			if old, ok := previous[keyOf(original, crd.ClusterScoped())]; ok {
+			if old != nil {
 				findings, err := checkUpdate(old, original, crd, markers[crd.GroupKind()], validators)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %v", d.Source, err)
@@ -428,9 +452,9 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	}
 	for _, f := range cfg.FailOn {
 		switch f {
-		case FindingPrune, FindingNonStructural, FindingUpdate, FindingMissingCRD:
+		case FindingPrune, FindingNonStructural, FindingUpdate, FindingMissingCRD, FindingInvalid:
 		default:
-			return nil, fmt.Errorf("function config: failOn: unknown finding %q (Prune, NonStructural, Update, MissingCRD)", f)
+			return nil, fmt.Errorf("function config: failOn: unknown finding %q (Prune, NonStructural, Update, MissingCRD, Invalid)", f)
 		}
 	}
 	return cfg, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
-const refusedCRD = "testdata/bad/two-storage-crd.yaml"
+const invalidCRD = "testdata/bad/two-storage-crd.yaml"
 
 // refusal is the engine's error for the CRD of file, the one document of
 // it that is a CRD: what the commands must print after its file and line.
@@ -28,8 +28,8 @@ func refusal(t *testing.T, file string) (where string, msg string) {
 // prune and check-update (exit 2, its file and line, the server's words);
 // explain-structural reports it as a finding (exit 1).
 func TestRefusedCRD(t *testing.T) {
-	where, msg := refusal(t, refusedCRD)
-	if where != refusedCRD+":3" {
+	where, msg := refusal(t, invalidCRD)
+	if where != invalidCRD+":3" {
 		t.Fatalf("the CRD is at %s, want line 3 (after the comment and ---)", where)
 	}
 	for _, want := range []string{"CustomResourceDefinition foos.example.com is invalid: ", "spec.versions: Invalid value: ", "must have exactly one version marked as storage version"} {
@@ -43,9 +43,9 @@ func TestRefusedCRD(t *testing.T) {
 		stdin string
 		args  []string
 	}{
-		{"prune --crd-file", obj, []string{"prune", "--offline", "--crd-file", refusedCRD, "-f", "-"}},
-		{"prune, the CRD among the inputs", obj, []string{"prune", "--offline", "-f", refusedCRD, "-f", "-"}},
-		{"check-update --crd-file", obj, []string{"check-update", "--offline", "--crd-file", refusedCRD, "--old", "testdata/bad/unknown-version.yaml", "-f", "-"}},
+		{"prune --crd-file", obj, []string{"prune", "--offline", "--crd-file", invalidCRD, "-f", "-"}},
+		{"prune, the CRD among the inputs", obj, []string{"prune", "--offline", "-f", invalidCRD, "-f", "-"}},
+		{"check-update --crd-file", obj, []string{"check-update", "--offline", "--crd-file", invalidCRD, "--old", "testdata/bad/unknown-version.yaml", "-f", "-"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, tc.stdin, tc.args...)
@@ -55,11 +55,11 @@ func TestRefusedCRD(t *testing.T) {
 		})
 	}
 
-	r := run(t, "", "explain-structural", "-f", refusedCRD)
+	r := run(t, "", "explain-structural", "-f", invalidCRD)
 	if r.code != ExitFindings {
 		t.Errorf("explain-structural: exit %d, want %d: %s", r.code, ExitFindings, r.stderr)
 	}
-	c, _, _ := schema.DecodeObject(mustDoc(t, refusedCRD).Object)
+	c, _, _ := schema.DecodeObject(mustDoc(t, invalidCRD).Object)
 	head := "CustomResourceDefinition foos.example.com (" + where + "): structural, but the API server refuses it (2 errors)\n" +
 		"  refused by the API server's validation of CustomResourceDefinitions:\n"
 	for _, e := range c.Invalid() {
@@ -69,7 +69,7 @@ func TestRefusedCRD(t *testing.T) {
 		t.Errorf("explain-structural:\n%s\nwant it to start with:\n%s", r.stdout, head)
 	}
 
-	r = run(t, "", "explain-structural", "-f", refusedCRD, "-o", "json")
+	r = run(t, "", "explain-structural", "-f", invalidCRD, "-o", "json")
 	var got structuralReport
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
 // PruneOptions are the options of "kubectl crd prune".
@@ -51,6 +52,10 @@ not specify, unknown metadata fields, nulls of non-nullable fields, metadata nor
 --defaults, the schema's defaults. Prints the objects as the server would store them; YAML keeps your
 comments, key order and formatting, minus the dropped fields. Every change is reported on stderr
 with its reason and source line.
+
+Then the server's own validation of a create runs on each object (schema, x-kubernetes-validations
+CEL rules, metadata, list types): every reason it would refuse an object is an Error line on stderr,
+in the server's words, and prune exits 1. Such an object is printed all the same.
 
 Schemas come from the cluster of your kubeconfig (--context, --kubeconfig, ...), read once per run and
 only when an object needs one; --crd-file adds or overrides CRDs, and CustomResourceDefinitions among
@@ -141,6 +146,9 @@ func (o *PruneOptions) Run() error {
 	}
 	// Objects without a namespace go to -n, else (live) the context's namespace.
 	namespace, explicit := o.cluster.Namespace()
+	// Validation needs the namespace of the request even offline: kubectl apply's, the
+	// context's when -n is not given ("default" when neither names one).
+	requestNamespace := namespace
 	if o.Offline && !explicit {
 		namespace = ""
 	}
@@ -152,16 +160,19 @@ func (o *PruneOptions) Run() error {
 		results []*prune.Result
 		errs    []error
 		changed bool
+		invalid bool
 	)
+	opts := prune.Options{Defaults: o.Defaults, Validate: update.Validators{}, Namespace: requestNamespace}
 	o.progress = newProgress(o.ErrOut, len(objects), "objects")
 	for i, d := range objects {
 		o.progress.step(i)
-		res, err := prune.Document(d, reg, prune.Options{Defaults: o.Defaults})
+		res, err := prune.Document(d, reg, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if res.Object.Namespace == "" && res.Status == prune.Checked && namespace != "" && namespaced(reg, res.Object) {
+		checked := res.Status == prune.Checked || res.Status == prune.Invalid
+		if res.Object.Namespace == "" && checked && namespace != "" && namespaced(reg, res.Object) {
 			res.Object.Namespace = namespace // where kubectl apply puts it
 		}
 		results = append(results, res)
@@ -169,6 +180,7 @@ func (o *PruneOptions) Run() error {
 		if len(res.Changes) > 0 {
 			changed = true
 		}
+		invalid = invalid || res.Status == prune.Invalid
 	}
 	o.progress.clear()
 	if len(errs) > 0 {
@@ -189,7 +201,11 @@ func (o *PruneOptions) Run() error {
 			return err
 		}
 	}
-	if o.FailOnPrune && changed {
+	// An object the server refuses is a finding whatever --fail-on-prune says: applying the
+	// output would fail. It is printed all the same, pruned: the output stays the input as
+	// the server sees it, and a pipeline that applies it gets the server's own refusal
+	// rather than a stream with an object silently missing.
+	if invalid || (o.FailOnPrune && changed) {
 		return errFindings
 	}
 	return nil
@@ -309,6 +325,10 @@ func (o *PruneOptions) warn(res *prune.Result) {
 	for _, ch := range res.Changes {
 		src := document.Source{File: res.Source.File, Line: ch.Line}
 		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, describeChange(ch, res), src)
+	}
+	for _, e := range res.Errors {
+		src := document.Source{File: res.Source.File, Line: e.Line}
+		fmt.Fprintf(o.ErrOut, "Error: %s: the server would refuse it: %s (%s)\n", res.Object, e.Message, src)
 	}
 	if res.StorageUnchecked {
 		fmt.Fprintf(o.ErrOut, "Warning: %s: stored as %s through the CRD's conversion webhook: what that version keeps is not checked (%s)\n", res.Object, res.StorageVersion, res.Source)

@@ -97,7 +97,7 @@ func TestLiveThroughKubectl(t *testing.T) {
 func TestLiveNamespaceAndContext(t *testing.T) {
 	requireOwnCluster(t)
 	applyExampleCRD(t)
-	obj := "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  name: x\nspec:\n  extra: 1\n"
+	obj := "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  name: x\nspec:\n  command: date\n  extra: 1\n"
 	for _, k := range kubectls {
 		for _, tc := range []struct {
 			args []string
@@ -110,7 +110,7 @@ func TestLiveNamespaceAndContext(t *testing.T) {
 			{[]string{"crd", "-n", "team-a", "--context", "crd-test-other", "prune", "-f", "-"}, "team-a"},
 		} {
 			r := NewTest(t).WithStdin(obj).Run(k.Path, tc.args...)
-			want := "Warning: MaintenanceNightlyJob " + tc.ns + "/x: pruned unknown field \"spec.extra\" (-:6)\n"
+			want := "Warning: MaintenanceNightlyJob " + tc.ns + "/x: pruned unknown field \"spec.extra\" (-:7)\n"
 			if r.Code != 0 || r.Stderr != want {
 				t.Errorf("%s %s: exit %d, stderr:\n%s\nwant:\n%s", k.Name, strings.Join(tc.args, " "), r.Code, r.Stderr, want)
 			}

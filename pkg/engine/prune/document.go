@@ -10,6 +10,12 @@ type Options struct {
 	// Defaults applies the schema's defaults after pruning, as the server
 	// does, so the output is the object the server stores.
 	Defaults bool
+	// Validate, when set, runs the server's create validation on each
+	// custom resource: one it refuses is Invalid, with its errors.
+	Validate CreateValidator
+	// Namespace is where the request goes for an object of a namespaced
+	// kind without a namespace, for validation ("": "default").
+	Namespace string
 }
 
 // ObjectRef names an object.
@@ -41,6 +47,9 @@ const (
 	IsCRD Status = "CustomResourceDefinition"
 	// MissingCRD: no CRD is known for the document's group and kind.
 	MissingCRD Status = "MissingCRD"
+	// Invalid: a custom resource of a known CRD that the server's
+	// validation refuses (Options.Validate): it would store nothing.
+	Invalid Status = "Invalid"
 )
 
 // Result is what the server does to one document.
@@ -50,6 +59,8 @@ type Result struct {
 	Status  Status          `json:"status"`
 	CRD     string          `json:"crd,omitempty"`
 	Changes []Change        `json:"changes"`
+	// Errors are why the server refuses an Invalid object.
+	Errors []FieldError `json:"errors,omitempty"`
 	// Reformatted is set when the changes could not be applied to the YAML
 	// in place (e.g. a field reached through an alias): the document was
 	// written again from the stored object, without its comments.
@@ -66,8 +77,11 @@ type Result struct {
 func Ref(obj map[string]interface{}) ObjectRef { return refOf(obj) }
 
 // Document computes what the server stores for the document and applies
-// the changes to its YAML, in place. An error is an *document.InputError: the
-// server would refuse the object.
+// the changes to its YAML, in place; with opts.Validate, an object the
+// server's validation refuses is Invalid (its changes are still computed
+// and applied: they say what the request decoding does before refusing).
+// An error is an *document.InputError: the server would refuse to decode
+// the object.
 func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Result, error) {
 	ref, gv, err := Identify(doc)
 	if err != nil {
@@ -96,7 +110,18 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 		return nil, &document.InputError{Source: doc.Source, Msg: "the server would refuse this object: " + err.Error()}
 	}
 	res.StorageVersion, res.StorageUnchecked = coerced.StorageVersion, coerced.StorageUnknown
-	res.Changes = Changes(doc.Object, coerced, s)
+	if opts.Validate != nil {
+		errs, err := validateCreate(doc, crd, gv.Version, coerced, opts.Defaults, opts.Validate, opts.Namespace)
+		if err != nil {
+			return nil, &document.InputError{Source: doc.Source, Msg: err.Error()}
+		}
+		if len(errs) > 0 {
+			res.Status, res.Errors = Invalid, errs
+		}
+	}
+	if ch := Changes(doc.Object, coerced, s); len(ch) > 0 {
+		res.Changes = ch // else the [] of the report's contract, not null
+	}
 	for i := range res.Changes {
 		ch := &res.Changes[i]
 		ch.Line = LineOf(doc, *ch)

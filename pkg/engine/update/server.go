@@ -24,9 +24,16 @@ import (
 // transition rules, metadata, list types, scale). Build it once per CRD
 // version: it compiles the CEL rules.
 type Validator struct {
-	strategy rest.RESTUpdateStrategy
+	strategy strategy
 	crd      *schema.CRD
 	version  string
+}
+
+// strategy is what the server's custom resource strategy is to the
+// registry: the create and the update strategy at once.
+type strategy interface {
+	rest.RESTCreateStrategy
+	rest.RESTUpdateStrategy
 }
 
 // Validators builds the validator of each CRD version once, when first
@@ -45,6 +52,18 @@ func (vs Validators) For(crd *schema.CRD, version string) (*Validator, error) {
 	}
 	vs[key] = v
 	return v, nil
+}
+
+// ValidateCreate returns what the server refuses of creating obj, a
+// custom resource of crd in version, as the request decoding left it
+// (pruned, defaulted); namespace is the request's for an object of a
+// namespaced kind without one. It builds the version's validator once.
+func (vs Validators) ValidateCreate(crd *schema.CRD, version string, obj map[string]interface{}, namespace string) (field.ErrorList, error) {
+	v, err := vs.For(crd, version)
+	if err != nil {
+		return nil, err
+	}
+	return v.ValidateCreate(obj, namespace), nil
 }
 
 // NewValidator builds the validator of a served version of crd.
@@ -132,4 +151,39 @@ func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorL
 		uNew.SetCreationTimestamp(t)
 	}
 	return rest.ValidateUpdate(ctx, uNew, uOld, v.strategy)
+}
+
+// ValidateCreate returns what the server refuses of creating obj (as the
+// request decoding left it: pruned, defaulted). namespace is the request's
+// when obj has none (kubectl sends an object to its own namespace); it is
+// ignored for a cluster-scoped kind. The steps are the server's, in its
+// order: the create handler wipes the system fields of metadata and
+// reconciles the namespace with the request's; the registry's Store.create
+// fills them (creation timestamp, UID) and generates the name from
+// generateName; then rest.BeforeCreate runs the strategy's PrepareForCreate
+// (status dropped under the status subresource, generation 1) and
+// rest.ValidateCreate (schema, x-kubernetes-validations, embedded and root
+// metadata, list types, scale).
+func (v *Validator) ValidateCreate(obj map[string]interface{}, namespace string) field.ErrorList {
+	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
+	requestNamespace := ""
+	if v.strategy.NamespaceScoped() {
+		requestNamespace = u.GetNamespace()
+		if requestNamespace == "" {
+			requestNamespace = namespace
+		}
+	}
+	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), requestNamespace)
+
+	rest.WipeObjectMetaSystemFields(u)
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope(requestNamespace, v.strategy.NamespaceScoped()), u); err != nil {
+		// Unreachable: the request goes to the object's own namespace.
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), u.GetNamespace(), err.Error())}
+	}
+	rest.FillObjectMetaSystemFields(u)
+	if u.GetGenerateName() != "" && u.GetName() == "" {
+		u.SetName(v.strategy.GenerateName(u.GetGenerateName()))
+	}
+	v.strategy.PrepareForCreate(ctx, u)
+	return rest.ValidateCreate(ctx, u, v.strategy)
 }

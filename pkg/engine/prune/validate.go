@@ -1,0 +1,124 @@
+package prune
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// CreateValidator is the API server's validation of a create of a custom
+// resource of crd in version: obj as the request decoding leaves it, sent
+// to namespace when it has none. update.Validators is the one to use (it
+// imports this package, hence the interface).
+type CreateValidator interface {
+	ValidateCreate(crd *schema.CRD, version string, obj map[string]interface{}, namespace string) (field.ErrorList, error)
+}
+
+// FieldError is one reason the server refuses an object: an error of its
+// validation (a field.Error), with the source line.
+type FieldError struct {
+	// Field is the path in the server's format ("<nil>" for a rule of the root).
+	Field string `json:"field"`
+	// Type is the server's error type: "Invalid value", "Required value", ...
+	Type string `json:"type"`
+	// Value is the value the server names, when its message shows one.
+	Value interface{} `json:"value,omitempty"`
+	// Detail says what is wrong.
+	Detail string `json:"detail"`
+	// Message is the error as the server words it: field, type, value, detail.
+	Message string `json:"message"`
+	// Line is the source line of the field, or of its nearest ancestor in
+	// the document (the document's first line when none is).
+	Line int `json:"line,omitempty"`
+}
+
+// validateCreate runs v on what the server validates on a create: the
+// object as the request decoding leaves it, which is always defaulted
+// (whether or not the output shows the defaults) and still in the version
+// it was sent in (before the round trip through the storage version).
+func validateCreate(doc *document.Document, crd *schema.CRD, version string, c *Coerced, defaults bool, v CreateValidator, namespace string) ([]FieldError, error) {
+	decoded := c.Object
+	if c.Request != nil {
+		decoded = c.Request
+	}
+	if !defaults {
+		s, err := crd.ServedSchema(version)
+		if err != nil {
+			return nil, err
+		}
+		d, err := Coerce(doc.Object, s, crd.GroupKind(), crd.PreserveUnknownFields(), true)
+		if err != nil {
+			return nil, err
+		}
+		decoded = d.Object
+	}
+	if namespace == "" {
+		namespace = "default" // where kubectl sends an object when nothing names a namespace
+	}
+	errs, err := v.ValidateCreate(crd, version, decoded, namespace)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FieldError, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, FieldError{
+			Field:   e.Field,
+			Type:    e.Type.String(),
+			Value:   shownValue(e),
+			Detail:  e.Detail,
+			Message: e.Error(),
+			Line:    lineOrStart(doc, e.Field),
+		})
+	}
+	// Some of the server's validators walk maps: its order is not stable.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Field != out[j].Field {
+			return out[i].Field < out[j].Field
+		}
+		return out[i].Message < out[j].Message
+	})
+	return out, nil
+}
+
+// shownValue is the error's value when the server's message shows it
+// (field.Error.ErrorBody), made safe for JSON.
+func shownValue(e *field.Error) interface{} {
+	switch e.Type {
+	case field.ErrorTypeInvalid, field.ErrorTypeTypeInvalid, field.ErrorTypeNotSupported,
+		field.ErrorTypeNotFound, field.ErrorTypeDuplicate, field.ErrorTypeTooMany, field.ErrorTypeTooFew:
+	default:
+		return nil
+	}
+	if _, omitted := e.BadValue.(field.OmitValueType); omitted {
+		return nil
+	}
+	if _, err := json.Marshal(e.BadValue); err != nil {
+		return fmt.Sprint(e.BadValue)
+	}
+	return e.BadValue
+}
+
+func lineOrStart(doc *document.Document, path string) int {
+	if l := LineOfPath(doc, path); l > 0 {
+		return l
+	}
+	return doc.Source.Line
+}
+
+// LineOfPath finds the source line of a path in the server's format (map
+// keys in brackets), or of its nearest ancestor in the document; 0 when
+// none is found.
+func LineOfPath(doc *document.Document, path string) int {
+	for p := fieldpath.Parse(path); len(p) > 0; p = p[:len(p)-1] {
+		if l := doc.Line(p); l > 0 {
+			return l
+		}
+	}
+	return 0
+}
