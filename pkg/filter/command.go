@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // reportedError is the function's error, which the framework has printed on
@@ -55,12 +57,16 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
   failOn: [NonStructural, Update, Invalid]
                           findings that are errors: Prune, NonStructural, Update, MissingCRD,
                           Invalid (an object the server's validation refuses on create)
+  loadRestrictor: LoadRestrictionsRootOnly
+                          as kustomize's --load-restrictor: crdPaths and previous must stay
+                          in the working directory (symbolic links resolved); LoadRestrictionsNone
+                          reads any path
 
 Paths are relative to the working directory: kustomize runs exec functions in the
 kustomization's directory, kpt in the directory it is run from.
 
 Exit codes: 0 no error results, 1 error results (standalone: nothing written on stdout),
-2 a bad config, path or item.`
+2 a bad config, path or item (a ResourceList whose items are not a list of objects).`
 	cmd.Example = `  # In a kustomization's transformers, with kustomize build --enable-alpha-plugins --enable-exec:
   #   annotations: {config.kubernetes.io/function: "exec: {path: kubectl-crd, args: [krm]}"}
 
@@ -86,7 +92,14 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 		}
 		var buf bytes.Buffer
 		c.SetOut(&buf)
-		err := run(c, args)
+		var err error
+		if len(args) == 0 {
+			if err = resourceList(stdin, &buf); err != nil {
+				fmt.Fprintf(c.ErrOrStderr(), "%v", err)
+			}
+		} else {
+			err = run(c, args)
+		}
 		c.SetOut(stdout)
 		if err != nil {
 			fmt.Fprintln(c.ErrOrStderr()) // the framework's message lacks the end of its line
@@ -106,6 +119,80 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 		return reportedError{err, 2}
 	}
 	return cmd
+}
+
+// resourceList runs the function on stdin: a ResourceList (kustomize, kpt),
+// or plain YAML documents, written back without a wrapper.
+func resourceList(in io.Reader, out io.Writer) error {
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return fmt.Errorf("reading stdin: %v", err)
+	}
+	if err := checkResourceList(data); err != nil {
+		return err
+	}
+	// kyaml would annotate plain documents with their index (config.kubernetes.io/index and
+	// internal.config.kubernetes.io/index) and, keeping an orchestrator's annotations, write
+	// them out. A ResourceList's items are not annotated by the reader either way: they keep
+	// the orchestrator's own, which it needs back.
+	rw := &kio.ByteReadWriter{
+		Reader:                bytes.NewReader(data),
+		Writer:                out,
+		OmitReaderAnnotations: true,
+		KeepReaderAnnotations: true,
+	}
+	return framework.Execute(Processor{}, rw)
+}
+
+// checkResourceList refuses a ResourceList (or List) that kyaml would
+// read as an empty one: items that are not a list, an item that is not an
+// object. The condition is kyaml's for unwrapping: one document, of kind
+// ResourceList or List, with items or a functionConfig.
+func checkResourceList(data []byte) error {
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true, DisableUnwrapping: true}).Read()
+	if err != nil || len(nodes) != 1 {
+		return nil // plain documents, or a stream the framework reports itself
+	}
+	kind := nodes[0].GetKind()
+	if kind != kio.ResourceListKind && kind != "List" {
+		return nil
+	}
+	items := nodes[0].Field("items")
+	if items == nil || yaml.IsMissingOrNull(items.Value) {
+		return nil
+	}
+	if items.Value.YNode().Kind != yaml.SequenceNode {
+		return fmt.Errorf("stdin:%d: %s items: want a list of objects, got %s", items.Value.YNode().Line, kind, nodeKind(items.Value.YNode()))
+	}
+	for i, item := range items.Value.Content() {
+		if item.Kind != yaml.MappingNode {
+			return fmt.Errorf("stdin:%d: %s items[%d]: want an object, got %s", item.Line, kind, i, nodeKind(item))
+		}
+	}
+	return nil
+}
+
+// nodeKind names what a YAML node holds, for messages.
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "an object"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	switch n.Tag {
+	case yaml.NodeTagString:
+		return "a string"
+	case yaml.NodeTagInt, yaml.NodeTagFloat:
+		return "a number"
+	case yaml.NodeTagBool:
+		return "a boolean"
+	case yaml.NodeTagNull:
+		return "null"
+	}
+	return "a scalar"
 }
 
 // joinDocuments reads the named files ("-": stdin) into one YAML stream,

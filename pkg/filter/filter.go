@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -29,6 +30,12 @@ import (
 const (
 	APIVersion = "crd.kubectl.dev/v1alpha1"
 	Kind       = "CRDCheck"
+)
+
+// The values of loadRestrictor, as kustomize names them.
+const (
+	LoadRestrictionsRootOnly = "LoadRestrictionsRootOnly"
+	LoadRestrictionsNone     = "LoadRestrictionsNone"
 )
 
 // Finding kinds, for failOn.
@@ -67,6 +74,10 @@ type CRDCheck struct {
 	// FailOn lists the findings that are errors (default NonStructural,
 	// Update, Invalid); the others are warnings.
 	FailOn []string `json:"failOn,omitempty"`
+	// LoadRestrictor, as kustomize's --load-restrictor: LoadRestrictionsRootOnly
+	// (the default) refuses CRDPaths and Previous outside the working
+	// directory, symbolic links resolved; LoadRestrictionsNone reads any path.
+	LoadRestrictor string `json:"loadRestrictor,omitempty"`
 
 	// Results are the findings of the last Filter.
 	Results framework.Results `json:"-"`
@@ -191,8 +202,12 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 		return nil
 	}
+	root, err := c.root()
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range c.CRDPaths {
-		docs, err := readPaths(p)
+		docs, err := readPaths(p, root)
 		if err != nil {
 			return nil, fmt.Errorf("crdPaths: %v", err)
 		}
@@ -205,7 +220,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	previous := map[objectKey]*document.Document{}
 	var bad []string // a previous object that matches nothing would let its update pass unchecked
 	for _, p := range c.Previous {
-		docs, err := readPaths(p)
+		docs, err := readPaths(p, root)
 		if err != nil {
 			return nil, fmt.Errorf("previous: %v", err)
 		}
@@ -388,14 +403,60 @@ func keyOf(obj map[string]interface{}, clusterScoped bool) objectKey {
 	return k
 }
 
-// readPaths reads every document of a file or directory (recursively).
-func readPaths(p string) ([]*document.Document, error) {
+// root is the directory that paths must stay in, symbolic links resolved;
+// "" when the config lifts the restriction.
+func (c *CRDCheck) root() (string, error) {
+	if c.LoadRestrictor == LoadRestrictionsNone {
+		return "", nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(wd)
+}
+
+// inside refuses a path that leads out of root (unless root is ""): a
+// function config must not read /proc or a home directory by ../ or by a
+// symbolic link, as kustomize's load restrictor refuses it.
+func inside(p, root string) error {
+	if root == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil // it does not exist: reading it says so
+	}
+	rel, err := filepath.Rel(root, real)
+	if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	const hint = "outside the function's working directory (set loadRestrictor: " + LoadRestrictionsNone + " in the function config to read it)"
+	if lexical, err := filepath.Rel(root, abs); err == nil && lexical != rel && !strings.HasPrefix(lexical, "..") {
+		return fmt.Errorf("%s: a symbolic link to %s, %s", p, rel, hint)
+	}
+	return fmt.Errorf("%s: %s", p, hint)
+}
+
+// readPaths reads every document of a file or directory (recursively), each
+// file inside root (unless root is "").
+func readPaths(p, root string) ([]*document.Document, error) {
+	if err := inside(p, root); err != nil {
+		return nil, err
+	}
 	files, err := document.Files(p, true)
 	if err != nil {
 		return nil, err
 	}
 	var docs []*document.Document
 	for _, f := range files {
+		if err := inside(f, root); err != nil {
+			return nil, err
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
@@ -449,6 +510,11 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	}
 	if cfg.FailOn == nil {
 		cfg.FailOn = DefaultFailOn
+	}
+	switch cfg.LoadRestrictor {
+	case "", LoadRestrictionsRootOnly, LoadRestrictionsNone:
+	default:
+		return nil, fmt.Errorf("function config: loadRestrictor: unknown value %q (%s, %s)", cfg.LoadRestrictor, LoadRestrictionsRootOnly, LoadRestrictionsNone)
 	}
 	for _, f := range cfg.FailOn {
 		switch f {

@@ -248,3 +248,53 @@ func TestStandaloneSeveralFiles(t *testing.T) {
 		t.Errorf("items (-want +got):\n%s", d)
 	}
 }
+
+// The function on stdin, as kustomize and kpt run it: testdata/stdin/NAME.in.yaml
+// in, NAME.out.yaml (stdout, exit 0) or NAME.err.txt (stderr, exit 2) out.
+func TestStdin(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/stdin/*.in.yaml")
+	if err != nil || len(inputs) < 5 {
+		t.Fatalf("cases: %v %v", inputs, err)
+	}
+	for _, in := range inputs {
+		base := strings.TrimSuffix(in, ".in.yaml")
+		t.Run(filepath.Base(base), func(t *testing.T) {
+			stdin, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			cmd := NewCommand()
+			cmd.SetArgs([]string{}) // nil: cobra would read os.Args
+			cmd.SetIn(bytes.NewReader(stdin))
+			cmd.SetOut(&out)
+			cmd.SetErr(&errOut)
+			err = cmd.Execute()
+			code := 0
+			var coded interface{ ExitCode() int }
+			if errors.As(err, &coded) {
+				code = coded.ExitCode()
+			}
+			golden, got, wantCode := base+".out.yaml", out.String(), 0
+			if code != 0 {
+				golden, got, wantCode = base+".err.txt", errOut.String(), 2
+			}
+			if *updateGolden {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s\n%v", code, out.String(), errOut.String(), err)
+			}
+			if code != wantCode {
+				t.Errorf("exit %d, want %d", code, wantCode)
+			}
+			if d := cmp.Diff(string(want), got); d != "" {
+				t.Errorf("%s (-want +got):\n%s", golden, d)
+			}
+		})
+	}
+}

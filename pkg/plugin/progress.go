@@ -3,7 +3,6 @@ package plugin
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"golang.org/x/term"
@@ -26,7 +25,8 @@ type progress struct {
 const progressMinimum = 200
 
 func newProgress(w io.Writer, total int, what string) *progress {
-	f, ok := w.(*os.File)
+	// An *os.File, or the stream Run wraps around one.
+	f, ok := w.(interface{ Fd() uintptr })
 	return &progress{
 		w: w, total: total, what: what,
 		on:      ok && total >= progressMinimum && term.IsTerminal(int(f.Fd())),

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 )
 
 // version is stamped at release build time with -ldflags -X.
@@ -29,7 +32,10 @@ func NewCmdCRD(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Show what the API server will drop, refuse or lock in custom resources, before apply",
 		Long: `kubectl crd answers, before you apply, what kube-apiserver will do with your custom resources:
 which fields it silently prunes, whether a CRD's schema is structural, and what it stores.
-It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files.` + "\n" + exitCodesHelp,
+It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files.
+
+Each request to the cluster times out after ` + defaultRequestTimeout.String() + ` unless --request-timeout says otherwise
+(--request-timeout=0: no limit).` + "\n" + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations: map[string]string{
@@ -44,8 +50,7 @@ It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files
 	})
 	// The kubeconfig flags of every kubectl command: --kubeconfig, --context, -n, --request-timeout, ...
 	// Server warnings are printed on stderr, as kubectl prints them.
-	configFlags := genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams)
-	configFlags.AddFlags(cmd.PersistentFlags())
+	configFlags := newConfigFlags(streams, cmd.PersistentFlags())
 	registerKubeconfigCompletions(cmd, configFlags)
 	cmd.AddCommand(
 		NewCmdExplainStructural(configFlags, streams),
@@ -55,6 +60,25 @@ It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files
 		NewCmdCompletion(streams),
 	)
 	return cmd
+}
+
+// defaultRequestTimeout bounds each request when --request-timeout is not
+// given: kubectl's default, no limit, hangs forever on a server that accepts
+// the connection and never answers.
+const defaultRequestTimeout = 30 * time.Second
+
+// newConfigFlags adds the kubeconfig flags to flags, with the default
+// request timeout applied when --request-timeout is not set.
+func newConfigFlags(streams genericiooptions.IOStreams, flags *pflag.FlagSet) *genericclioptions.ConfigFlags {
+	configFlags := genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams)
+	configFlags.AddFlags(flags)
+	return configFlags.WithWrapConfigFn(func(c *rest.Config) *rest.Config {
+		// An explicit --request-timeout=0 means no limit, as in kubectl.
+		if c.Timeout == 0 && !flags.Changed("request-timeout") {
+			c.Timeout = defaultRequestTimeout
+		}
+		return c
+	})
 }
 
 // NewCmdVersion prints the plugin's version and the server code it embeds.
@@ -79,22 +103,46 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 }
 
+// panicHint follows the message of a recovered panic.
+const panicHint = "this is a bug in kubectl crd: please report it (https://github.com/kubectl-crd/kubectl-crd/issues) with the command and its input"
+
 // Run executes the root command, with extra subcommands, and returns the
-// exit code, printing the error (never a stack trace) on stderr.
-func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Command) int {
+// exit code, printing the error (never a stack trace) on stderr. A failed
+// write to stdout or stderr and a panic are internal errors: exit 3. (A Go
+// runtime fatal error, such as running out of memory, cannot be recovered:
+// the runtime exits 2 itself.)
+func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Command) (code int) {
+	out, errOut := newCheckedWriter(streams.Out), newCheckedWriter(streams.ErrOut)
+	streams.Out, streams.ErrOut = out, errOut
+	defer func() {
+		// Only a panic of this goroutine reaches here; the commands run on it.
+		if r := recover(); r != nil {
+			fmt.Fprintf(errOut, "internal error: %v\n%s\n", r, panicHint)
+			code = ExitInternal
+		}
+	}()
 	cmd := NewCmdCRD(streams)
 	cmd.AddCommand(extra...)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
-	if err != nil {
+	werr := out.err
+	if werr == nil {
+		werr = errOut.err
+	}
+	if err != nil && (werr == nil || !errors.Is(err, werr)) {
 		var ee *ExitError
 		var reported interface{ Reported() bool }
 		switch {
 		case errors.As(err, &ee) && ee.Silent:
 		case errors.As(err, &reported) && reported.Reported():
 		default:
-			fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+			fmt.Fprintf(errOut, "error: %v\n", err)
 		}
+	}
+	if werr != nil {
+		// Said on stderr, which may be the broken stream: the exit code says it anyway.
+		fmt.Fprintf(streams.ErrOut, "error: writing the output: %v\n", werr)
+		return ExitInternal
 	}
 	return ExitCode(err)
 }
