@@ -150,7 +150,7 @@ func resourceList(in io.Reader, out io.Writer) error {
 // ResourceList or List, with items or a functionConfig.
 func checkResourceList(data []byte) error {
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true, DisableUnwrapping: true}).Read()
-	if err != nil || len(nodes) != 1 {
+	if err != nil || len(nodes) != 1 || nodes[0].YNode().Kind != yaml.MappingNode {
 		return nil // plain documents, or a stream the framework reports itself
 	}
 	kind := nodes[0].GetKind()

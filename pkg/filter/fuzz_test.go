@@ -1,0 +1,42 @@
+package filter
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+)
+
+// FuzzResourceList: whatever the function reads on stdin (a ResourceList or
+// a plain stream), it never panics, and what it writes on success is YAML
+// kyaml reads back.
+func FuzzResourceList(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/stdin/*.in.yaml")
+	inputs, _ := filepath.Glob("testdata/*/input.yaml")
+	for _, p := range append(seeds, inputs...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) > 1<<14 {
+			return
+		}
+		var out, errOut bytes.Buffer
+		cmd := NewCommand()
+		cmd.SetArgs([]string{})
+		cmd.SetIn(bytes.NewReader(in))
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		if err := cmd.Execute(); err != nil {
+			return
+		}
+		if _, err := (&kio.ByteReader{Reader: bytes.NewReader(out.Bytes())}).Read(); err != nil {
+			t.Fatalf("the output does not read back: %v\ninput:\n%s\noutput:\n%s", err, in, out.Bytes())
+		}
+	})
+}
