@@ -110,6 +110,9 @@ func readOneCRD(t *testing.T, file string) *document.Document {
 // exactly the CRDs kubectl crd refuses, with the same errors, and every
 // error kubectl crd prints is in kubectl's own report of the refusal.
 func TestCRDValidationAgainstServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
 	files, err := filepath.Glob(filepath.Join(repoRoot(), crdValidationDir, "*.yaml"))
 	if err != nil || len(files) < 10 {
 		t.Fatalf("%d cases in %s: %v", len(files), crdValidationDir, err)
