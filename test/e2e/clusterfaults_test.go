@@ -161,13 +161,13 @@ func TestLiveClusterFaults(t *testing.T) {
 		{"unreachable, explain-structural", unreachable, []string{"explain-structural", exampleCRDName},
 			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\": cannot reach the API server at https://127.0.0.1:1 ", "connection refused"}},
 		{"TLS, wrong CA", wrongCA, append([]string{prune}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS", "certificate signed by unknown authority"}},
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: tls: failed to verify certificate: x509: certificate signed by unknown authority (check the kubeconfig's certificate-authority and tls-server-name)"}},
 		{"TLS, wrong CA, explain-structural", wrongCA, []string{"explain-structural", "--all"},
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS", "certificate signed by unknown authority"}},
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: tls: failed to verify certificate: x509: certificate signed by unknown authority (check the kubeconfig's certificate-authority and tls-server-name)"}},
 		{"TLS, server name mismatch", wrongName, append([]string{checkUpdate}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS", "wrong.example.com"}},
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: ", "x509: certificate is valid for localhost, not wrong.example.com (check the kubeconfig's certificate-authority and tls-server-name)"}},
 		{"401, prune", "", append([]string{"--context", "crd-test-refused", prune}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", `(context "crd-test-refused"): unauthorized: the credentials of the kubeconfig were refused`}},
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", `(context "crd-test-refused"): unauthorized: the credentials of the kubeconfig were refused (Unauthorized)`}},
 		{"401, explain-structural", "", []string{"--context", "crd-test-refused", "explain-structural", exampleCRDName},
 			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\" on https://127.0.0.1:", "unauthorized: "}},
 		// check-update reads the objects: this user may read the CRDs only.
@@ -233,7 +233,7 @@ func TestLiveClusterFaults(t *testing.T) {
 			p := startFaultProxy(t, 0, 1)
 			kc := faultKubeconfig(t, throughProxy(p))
 			r := NewTest(t).WithEnv("KUBECONFIG="+kc).Run("kubectl-crd", args...)
-			checkFault(t, r, []string{"cannot reach the API server at " + p.srv.URL, "pass --offline"})
+			checkFault(t, r, []string{"error: getting ", ": cannot reach the API server at " + p.srv.URL, "pass --offline"})
 			if p.Served() != 1 {
 				t.Errorf("%s: the proxy forwarded %d requests before it stopped, want 1", args[0], p.Served())
 			}
