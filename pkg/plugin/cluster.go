@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -128,12 +130,33 @@ func (c *cluster) apiError(what string, err error) error {
 		return clusterError("%s on %s: forbidden: %s", what, where, statusMessage(err))
 	case apierrors.IsUnauthorized(err):
 		return clusterError("%s on %s: unauthorized: the credentials of the kubeconfig were refused (%s)", what, where, statusMessage(err))
+	case isCertificateError(err):
+		// The server answered: "cannot reach" and --offline would send the user the wrong way.
+		return clusterError("%s on %s: TLS: the server's certificate is not trusted: %v (check the kubeconfig's certificate-authority and tls-server-name)", what, where, unwrapURLError(err))
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return clusterError("%s on %s: timed out (raise --request-timeout?): %v", what, where, err)
 	case errors.As(err, &urlErr):
 		return clusterError("%s: cannot reach the API server at %s: %v; %s", what, where, urlErr.Err, offlineHint)
 	}
 	return clusterError("%s on %s: %v", what, where, err)
+}
+
+// isCertificateError reports whether the TLS handshake failed on the server's certificate.
+func isCertificateError(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &verify) || errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid)
+}
+
+// unwrapURLError drops the method and URL that a *url.Error adds: the message names the server already.
+func unwrapURLError(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err
+	}
+	return err
 }
 
 func statusMessage(err error) string {

@@ -6,7 +6,9 @@ import (
 )
 
 // writeKubeconfig writes a kubeconfig with two contexts on the same server and user, which
-// differ only in namespace, for tests of --context and -n, and a third whose user is denied.
+// differ only in namespace, for tests of --context and -n, and one context per restricted
+// user (<name>-denied, <name>-crds-only, <name>-objects-only) and <name>-refused, whose
+// token the server refuses (401).
 func writeKubeconfig(path, server, caFile, contextName string) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caFile}
@@ -14,9 +16,16 @@ func writeKubeconfig(path, server, caFile, contextName string) error {
 	kc.AuthInfos[contextName] = &clientcmdapi.AuthInfo{Token: "anything"}
 	kc.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "default"}
 	kc.Contexts[contextName+"-other"] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "other"}
-	// A user the server refuses everything, for tests of 403 Forbidden.
-	kc.AuthInfos[contextName+"-denied"] = &clientcmdapi.AuthInfo{Token: deniedToken}
-	kc.Contexts[contextName+"-denied"] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName + "-denied", Namespace: "default"}
+	// Users the server refuses some or all requests, for tests of 403 Forbidden, and a refused token.
+	for _, u := range append(restrictedUsers, "refused") {
+		token := u
+		if u == "refused" {
+			token = refusedTokenPrefix + "token"
+		}
+		name := contextName + "-" + u
+		kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
+		kc.Contexts[name] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: name, Namespace: "default"}
+	}
 	kc.CurrentContext = contextName
 	return clientcmd.WriteToFile(*kc, path)
 }

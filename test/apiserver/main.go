@@ -3,7 +3,8 @@
 // cluster) on an embedded etcd, on loopback, with a kubeconfig for kubectl and the plugin.
 //
 // It serves CustomResourceDefinitions and custom resources only: there is no core API, every
-// request is anonymous and allowed, and no admission plugin runs. Never expose it.
+// request is anonymous and allowed but those of a few test users (auth.go), and no admission
+// plugin runs. Never expose it.
 //
 // Build it with hack/test-apiserver.sh, which stamps the Kubernetes version into the binary: a
 // plain go build reports v0.0.0-master, which the gcloud kubectl dispatcher cannot parse.
@@ -43,7 +44,7 @@ func main() {
 	flag.IntVar(&c.etcdPort, "etcd-port", 42379, "etcd client port on 127.0.0.1; the etcd peer port is this + 1")
 	flag.StringVar(&c.dataDir, "data-dir", "", "directory for etcd data and the serving certificate, kept across restarts (default: a temporary directory removed on exit)")
 	flag.StringVar(&c.kubeconfigOut, "kubeconfig-out", "", "where to write the kubeconfig (default: <data-dir>/kubeconfig)")
-	flag.StringVar(&c.contextName, "context-name", "crd-test", "kubeconfig context with namespace default; <name>-other has namespace other, <name>-denied a user refused everything")
+	flag.StringVar(&c.contextName, "context-name", "crd-test", "kubeconfig context with namespace default; <name>-other has namespace other; <name>-denied, <name>-crds-only and <name>-objects-only have users refused all, all but reading CRDs, and CRDs; <name>-refused a token refused (401)")
 	flag.Func("legacy-crd", "an apiextensions.k8s.io/v1beta1 CRD file to write into etcd before the server starts, past validation, like a legacy non-structural CRD of an upgraded cluster (repeatable)", func(f string) error {
 		c.legacyCRDs = append(c.legacyCRDs, f)
 		return nil
@@ -170,8 +171,8 @@ func newAPIServer(dir string, port int, etcdAddr string) (*apiserver.CustomResou
 	}
 
 	// Whatever token a request carries, it is system:anonymous (the server's loopback token still
-	// makes it system:apiserver), except the denied token. Without an authenticator requests would
-	// have no user at all.
+	// makes it system:apiserver), except the test users' and refused tokens (auth.go). Without an
+	// authenticator requests would have no user at all.
 	cfg.GenericConfig.Authentication.Authenticator = newAuthenticator()
 	cfg.GenericConfig.Authorization.Authorizer = newAuthorizer()
 

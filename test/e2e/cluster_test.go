@@ -37,8 +37,10 @@ type testCluster struct {
 	kubeconfig string
 	// own is true for the suite's own server, whose kubeconfig has the
 	// contexts crd-test (namespace default), crd-test-other (namespace
-	// other) and crd-test-denied (a user refused everything), and which
-	// holds the legacy CRD of testdata/legacy-crd.yaml.
+	// other), crd-test-denied (a user refused everything), crd-test-crds-only
+	// (a user who may only read CRDs), crd-test-objects-only (a user who may
+	// do anything but CRDs) and crd-test-refused (a token refused: 401), and
+	// which holds the legacy CRD of testdata/legacy-crd.yaml.
 	own    bool
 	server *exec.Cmd
 	exited chan error // receives once the server process is gone

@@ -45,7 +45,7 @@ func clusterCRDs(t *testing.T) []string {
 
 // The contexts of the test server's kubeconfig and the namespaces it serves.
 var (
-	testContexts   = []string{"crd-test", "crd-test-denied", "crd-test-other"}
+	testContexts   = []string{"crd-test", "crd-test-crds-only", "crd-test-denied", "crd-test-objects-only", "crd-test-other", "crd-test-refused"}
 	testNamespaces = []string{"default", "kube-node-lease", "kube-public", "kube-system", "other"}
 )
 
@@ -71,7 +71,7 @@ func TestCompletionFromCluster(t *testing.T) {
 		{[]string{"prune", "-n", ""}, testNamespaces},
 		{[]string{"check-update", "--namespace", "kube-p"}, []string{"kube-public"}},
 		{[]string{"prune", "--context", ""}, testContexts},
-		{[]string{"--context", "crd-test-o"}, []string{"crd-test-other"}},
+		{[]string{"--context", "crd-test-ot"}, []string{"crd-test-other"}},
 	} {
 		what := "kubectl-crd __complete " + strings.Join(tc.args, " ")
 		got, directive := completed(t, x.Run("kubectl-crd", append([]string{"__complete"}, tc.args...)...), what)
@@ -166,7 +166,7 @@ complete_words() {
   printf '%s\n' "${COMPREPLY[@]}"; echo --
 }
 complete_words "$KUBECTL" crd explain-structural ""
-complete_words "$KUBECTL" crd prune --context crd-test-o
+complete_words "$KUBECTL" crd prune --context crd-test-ot
 complete_words "$KUBECTL" crd explain-structural --context crd-test-denied ""
 `
 	r := NewTest(t).WithEnv("KUBECTL="+k).Run(bash, "-c", script)

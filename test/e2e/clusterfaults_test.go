@@ -1,0 +1,444 @@
+package e2e
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"io"
+	"log"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// faultProxy is a reverse proxy on loopback in front of the suite's real API
+// server, for the faults the server itself cannot stage: slowness and a stop in
+// the middle of a run.
+type faultProxy struct {
+	srv       *httptest.Server
+	delay     time.Duration // before each request is forwarded
+	stopAfter int           // requests forwarded before the proxy dies; 0: never
+
+	mu       sync.Mutex
+	served   int
+	stopOnce sync.Once
+}
+
+func startFaultProxy(t *testing.T, delay time.Duration, stopAfter int) *faultProxy {
+	t.Helper()
+	kc, err := clientcmd.LoadFromFile(cluster.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster]
+	caPEM, err := os.ReadFile(real.CertificateAuthority)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	target, err := url.Parse(real.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
+	rp.ErrorLog = log.New(io.Discard, "", 0) // a client that gave up is expected here
+	p := &faultProxy{delay: delay, stopAfter: stopAfter}
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		dead := p.stopAfter > 0 && p.served >= p.stopAfter
+		if !dead {
+			p.served++
+		}
+		p.mu.Unlock()
+		if dead {
+			// The server is gone: no new connections, and this one drops without an answer.
+			p.stopOnce.Do(func() { p.srv.Listener.Close() })
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		select {
+		case <-time.After(p.delay):
+		case <-r.Context().Done():
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	p.srv.StartTLS()
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// Served is the number of requests forwarded to the real server.
+func (p *faultProxy) Served() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.served
+}
+
+// CAData is the PEM certificate a client must trust to talk to the proxy.
+func (p *faultProxy) CAData() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.srv.Certificate().Raw})
+}
+
+// faultKubeconfig writes a copy of the suite's kubeconfig whose cluster (the
+// one every context uses) edit changed, if edit is not nil.
+func faultKubeconfig(t *testing.T, edit func(*clientcmdapi.Cluster)) string {
+	t.Helper()
+	kc, err := clientcmd.LoadFromFile(cluster.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster])
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// throughProxy points a cluster at the proxy, trusting the proxy's certificate.
+func throughProxy(p *faultProxy) func(*clientcmdapi.Cluster) {
+	return func(c *clientcmdapi.Cluster) {
+		c.Server = p.srv.URL
+		c.CertificateAuthority = ""
+		c.CertificateAuthorityData = p.CAData()
+	}
+}
+
+// Every fault of the cluster: one line on stderr that says what failed and
+// where, nothing on stdout, exit 3. The 403s and the 401 are the real server's.
+func TestLiveClusterFaults(t *testing.T) {
+	requireOwnCluster(t)
+	applyExampleCRD(t)
+
+	// Another server's certificate as the CA: the real server's is not signed by it.
+	other := httptest.NewTLSServer(http.NotFoundHandler())
+	otherCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.Certificate().Raw})
+	other.Close()
+	wrongCA := faultKubeconfig(t, func(c *clientcmdapi.Cluster) {
+		c.CertificateAuthority, c.CertificateAuthorityData = "", otherCA
+	})
+	// The real server's CA, but a name its certificate does not have.
+	wrongName := faultKubeconfig(t, func(c *clientcmdapi.Cluster) { c.TLSServerName = "wrong.example.com" })
+	unreachable := faultKubeconfig(t, func(c *clientcmdapi.Cluster) { c.Server = "https://127.0.0.1:1" })
+
+	const (
+		prune       = "prune"
+		checkUpdate = "check-update"
+	)
+	jobs := []string{"-f", exampleJobs}
+	for _, tc := range []struct {
+		name       string
+		kubeconfig string // default: the suite's
+		args       []string
+		want       []string
+	}{
+		{"unreachable, check-update", unreachable, append([]string{checkUpdate}, jobs...),
+			[]string{"error: listing CustomResourceDefinitions: cannot reach the API server at https://127.0.0.1:1 (context \"crd-test\"): ", "connection refused", "pass --offline"}},
+		{"unreachable, explain-structural", unreachable, []string{"explain-structural", exampleCRDName},
+			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\": cannot reach the API server at https://127.0.0.1:1 ", "connection refused"}},
+		{"TLS, wrong CA", wrongCA, append([]string{prune}, jobs...),
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: tls: failed to verify certificate: x509: certificate signed by unknown authority (check the kubeconfig's certificate-authority and tls-server-name)"}},
+		{"TLS, wrong CA, explain-structural", wrongCA, []string{"explain-structural", "--all"},
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: tls: failed to verify certificate: x509: certificate signed by unknown authority (check the kubeconfig's certificate-authority and tls-server-name)"}},
+		{"TLS, server name mismatch", wrongName, append([]string{checkUpdate}, jobs...),
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: ", "x509: certificate is valid for localhost, not wrong.example.com (check the kubeconfig's certificate-authority and tls-server-name)"}},
+		{"401, prune", "", append([]string{"--context", "crd-test-refused", prune}, jobs...),
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", `(context "crd-test-refused"): unauthorized: the credentials of the kubeconfig were refused (Unauthorized)`}},
+		{"401, explain-structural", "", []string{"--context", "crd-test-refused", "explain-structural", exampleCRDName},
+			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\" on https://127.0.0.1:", "unauthorized: "}},
+		// check-update reads the objects: this user may read the CRDs only.
+		{"403 on objects, check-update", "", append([]string{"--context", "crd-test-crds-only", checkUpdate}, jobs...),
+			[]string{"error: getting maintenancenightlyjobs.operations.example.com ops/backdoor-check on https://127.0.0.1:", `(context "crd-test-crds-only"): forbidden: `,
+				`User "crds-only" cannot get resource "maintenancenightlyjobs" in API group "operations.example.com" in the namespace "ops"`}},
+		// And the reverse: the objects but not the CRDs.
+		{"403 on CRDs, prune", "", append([]string{"--context", "crd-test-objects-only", prune}, jobs...),
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", `forbidden: `, `User "objects-only" cannot list resource "customresourcedefinitions"`}},
+		{"403 on CRDs, check-update", "", append([]string{"--context", "crd-test-objects-only", checkUpdate}, jobs...),
+			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", `User "objects-only" cannot list resource "customresourcedefinitions"`}},
+		{"403 on CRDs, explain-structural", "", []string{"--context", "crd-test-objects-only", "explain-structural", exampleCRDName},
+			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\" on https://127.0.0.1:", `User "objects-only" cannot get resource "customresourcedefinitions"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := NewTest(t)
+			if tc.kubeconfig != "" {
+				x.WithEnv("KUBECONFIG=" + tc.kubeconfig)
+			}
+			checkFault(t, x.Run("kubectl-crd", tc.args...), tc.want)
+		})
+	}
+
+	// The restricted users are not refused everything: what they may read works.
+	for _, tc := range []struct {
+		context string
+		args    []string
+	}{
+		{"crd-test-crds-only", append([]string{prune}, jobs...)},
+		{"crd-test-crds-only", []string{"explain-structural", exampleCRDName}},
+		{"crd-test-objects-only", append([]string{checkUpdate, "--crd-file", exampleCRD}, jobs...)},
+	} {
+		r := NewTest(t).Run("kubectl-crd", append([]string{"--context", tc.context}, tc.args...)...)
+		if r.Code != 0 || r.Stdout == "" {
+			t.Errorf("%s %s: exit %d, stderr:\n%s", tc.context, strings.Join(tc.args, " "), r.Code, r.Stderr)
+		}
+	}
+
+	t.Run("slow server", func(t *testing.T) {
+		p := startFaultProxy(t, 5*time.Second, 0)
+		kc := faultKubeconfig(t, throughProxy(p))
+		for _, args := range [][]string{
+			append([]string{prune}, jobs...),
+			append([]string{checkUpdate}, jobs...),
+			{"explain-structural", "--all"},
+		} {
+			start := time.Now()
+			r := NewTest(t).WithEnv("KUBECONFIG="+kc).Run("kubectl-crd", append([]string{"--request-timeout=1s"}, args...)...)
+			checkFault(t, r, []string{"error: listing CustomResourceDefinitions on " + p.srv.URL, "timed out", "--request-timeout"})
+			if d := time.Since(start); d > 4*time.Second {
+				t.Errorf("%s: took %v with --request-timeout=1s", args[0], d)
+			}
+		}
+	})
+
+	// The proxy forwards the CRD list, then dies: the objects check-update reads
+	// next, or the second CRD explain-structural gets, find no server.
+	t.Run("server stopped mid-run", func(t *testing.T) {
+		for _, args := range [][]string{
+			append([]string{checkUpdate}, jobs...),
+			{"explain-structural", exampleCRDName, "legacythings.example.com"},
+		} {
+			p := startFaultProxy(t, 0, 1)
+			kc := faultKubeconfig(t, throughProxy(p))
+			r := NewTest(t).WithEnv("KUBECONFIG="+kc).Run("kubectl-crd", args...)
+			checkFault(t, r, []string{"error: getting ", ": cannot reach the API server at " + p.srv.URL, "pass --offline"})
+			if p.Served() != 1 {
+				t.Errorf("%s: the proxy forwarded %d requests before it stopped, want 1", args[0], p.Served())
+			}
+		}
+	})
+}
+
+// checkFault checks a cluster fault: exit 3, one line on stderr with every
+// string of want, nothing on stdout.
+func checkFault(t *testing.T, r Result, want []string) {
+	t.Helper()
+	if r.Code != 3 || r.Stdout != "" {
+		t.Errorf("exit %d (want 3), stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.Stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.Stderr)
+		}
+	}
+	if strings.Contains(r.Stderr, "goroutine ") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("want one line on stderr:\n%s", r.Stderr)
+	}
+}
+
+// The kubeconfig's secrets (a bearer token, a basic-auth password, a client
+// key) never appear in any output: not on stdout, not on stderr, not in any
+// file a command writes, whatever the server does and whichever command runs.
+func TestLiveSecretsNeverShown(t *testing.T) {
+	requireOwnCluster(t)
+	applyExampleCRD(t)
+	const (
+		token    = "tok3n-5ecret-Zq8vW2rT"
+		password = "pa55w0rd-5ecret-Kx4mN7"
+	)
+	certPEM, keyPEM := clientCertificate(t)
+	keyBody := strings.Join(strings.Split(strings.TrimSpace(string(keyPEM)), "\n")[1:2], "")
+	secrets := map[string]string{
+		"token":                       token,
+		"password":                    password,
+		"basic auth header":           base64.StdEncoding.EncodeToString([]byte("alice:" + password)),
+		"client key":                  keyBody[:32],
+		"client key, base64 of a PEM": base64.StdEncoding.EncodeToString(keyPEM)[:32],
+	}
+	users := map[string]*clientcmdapi.AuthInfo{
+		"token":   {Token: token},
+		"basic":   {Username: "alice", Password: password},
+		"cert":    {ClientCertificateData: certPEM, ClientKeyData: keyPEM},
+		"refused": {Token: "refused-" + token}, // 401
+		"denied":  {Token: "denied-" + token},  // 403
+	}
+	withUsers := func(path string) string {
+		kc, err := clientcmd.LoadFromFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusterName := kc.Contexts[kc.CurrentContext].Cluster
+		for name, u := range users {
+			kc.AuthInfos[name] = u
+			kc.Contexts[name] = &clientcmdapi.Context{Cluster: clusterName, AuthInfo: name, Namespace: "default"}
+		}
+		if err := clientcmd.WriteToFile(*kc, path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	// If the tool ever exposes klog's -v, every command runs at its most verbose:
+	// client-go logs request headers from -v=7 on, and they must be masked.
+	var verbose []string
+	if r := NewTest(t).Run("kubectl-crd", "-v=10", "version"); r.Code == 0 {
+		verbose = []string{"-v=10"}
+	} else if !strings.Contains(r.Stderr, "unknown shorthand flag: 'v'") {
+		t.Fatalf("-v=10: exit %d, stderr:\n%s", r.Code, r.Stderr)
+	}
+
+	cm := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(cm, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var krmInput []byte
+	for _, f := range []string{"crd.yaml", "widget.yaml"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "krm", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		krmInput = append(append(krmInput, "---\n"...), b...)
+	}
+
+	slow := startFaultProxy(t, 5*time.Second, 0)
+	stopped := startFaultProxy(t, 0, 1)
+	for _, server := range []struct {
+		name    string
+		edit    func(*clientcmdapi.Cluster)
+		failing bool
+		flags   []string
+	}{
+		{"working", nil, false, nil},
+		{"unreachable", func(c *clientcmdapi.Cluster) { c.Server = "https://127.0.0.1:1" }, true, nil},
+		{"wrong CA", func(c *clientcmdapi.Cluster) {
+			c.CertificateAuthority, c.CertificateAuthorityData = "", slow.CAData()
+		}, true, nil},
+		{"slow", throughProxy(slow), true, []string{"--request-timeout=500ms"}},
+		{"stopped mid-run", throughProxy(stopped), true, nil},
+	} {
+		t.Run(server.name, func(t *testing.T) {
+			kc := withUsers(faultKubeconfig(t, server.edit))
+			for _, user := range []string{"token", "basic", "cert", "refused", "denied"} {
+				failing := server.failing || user == "refused" || user == "denied"
+				for _, tc := range []struct {
+					args    []string
+					cluster bool // contacts the cluster: exit 3 when it fails
+					works   int  // the highest exit code on a working cluster
+					stdin   []byte
+				}{
+					// First: two requests, so that the stopping proxy stops in the middle.
+					{[]string{"check-update", "-f", exampleJobs}, true, 0, nil},
+					{[]string{"prune", "-f", exampleJobs, "--report", "report.json"}, true, 0, nil},
+					// Discovery: the test server has no core API, so no ConfigMap (exit 2).
+					{[]string{"prune", "-f", cm}, true, 2, nil},
+					{[]string{"explain-structural", "--all", "-o", "json"}, true, 1, nil},
+					{[]string{"explain-structural", exampleCRDName}, true, 0, nil},
+					{[]string{"krm", "examples/krm/check.yaml", "-"}, false, 0, krmInput},
+					{[]string{"__complete", "explain-structural", ""}, false, 0, nil},
+					{[]string{"__complete", "prune", "-n", ""}, false, 0, nil},
+					{[]string{"__complete", "prune", "--user", ""}, false, 0, nil},
+					{[]string{"version"}, false, 0, nil},
+				} {
+					args := append(append(append([]string{"--context", user}, server.flags...), verbose...), tc.args...)
+					out := t.TempDir()
+					args = replaceArg(args, "report.json", filepath.Join(out, "report.json"))
+					home := t.TempDir() // the discovery cache goes here
+					r := NewTest(t).WithEnv("KUBECONFIG="+kc, "HOME="+home).WithStdin(string(tc.stdin)).Run("kubectl-crd", args...)
+					what := user + ": kubectl-crd " + strings.Join(tc.args, " ")
+					switch {
+					case tc.cluster && failing && r.Code != 3:
+						t.Errorf("%s: exit %d, want 3\n%s", what, r.Code, r.Stderr)
+					case tc.cluster && !failing && r.Code > tc.works:
+						t.Errorf("%s: exit %d, want at most %d\n%s", what, r.Code, tc.works, r.Stderr)
+					case !tc.cluster && r.Code != 0:
+						t.Errorf("%s: exit %d, want 0\n%s", what, r.Code, r.Stderr)
+					}
+					outputs := map[string]string{"stdout": r.Stdout, "stderr": r.Stderr}
+					for _, dir := range []string{out, home} {
+						err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+							if err != nil || d.IsDir() {
+								return err
+							}
+							b, err := os.ReadFile(path)
+							outputs[path] = string(b)
+							return err
+						})
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					if slices.Contains(tc.args, "--report") && !failing && outputs[filepath.Join(out, "report.json")] == "" {
+						t.Errorf("%s: no report written", what)
+					}
+					for where, text := range outputs {
+						for name, s := range secrets {
+							if strings.Contains(text, s) {
+								t.Errorf("%s: the %s is in %s:\n%s", what, name, where, text)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+	if stopped.Served() == 0 {
+		t.Errorf("the stopping proxy forwarded nothing: it never stopped mid-run")
+	}
+}
+
+func replaceArg(args []string, old, new string) []string {
+	for i, a := range args {
+		if a == old {
+			args[i] = new
+		}
+	}
+	return args
+}
+
+// clientCertificate is a self-signed client certificate and its key, in PEM.
+func clientCertificate(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "secret-client"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}
