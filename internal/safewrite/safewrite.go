@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -103,6 +104,8 @@ func wrapWrite(name string, err error) error {
 }
 
 func writeAtomic(name string, old fs.FileInfo, fill func(io.Writer) error) (err error) {
+	// Errors name the file the user named, not the temporary one.
+	defer func() { err = named(err, name) }()
 	tmp, err := createTemp(filepath.Dir(name))
 	if err != nil {
 		return err
@@ -123,7 +126,7 @@ func writeAtomic(name string, old fs.FileInfo, fill func(io.Writer) error) (err 
 		keepOwner(tmp, old)
 	}
 	if err := fill(tmp); err != nil {
-		return wrapWrite(tmp.Name(), err)
+		return wrapWrite(name, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		return err
@@ -143,6 +146,19 @@ func writeAtomic(name string, old fs.FileInfo, fill func(io.Writer) error) (err 
 
 // createTemp creates an empty file of a new name in dir with 0666 minus
 // the umask, the mode os.Create gives (os.CreateTemp gives 0600).
+// named is err about the file name rather than its temporary file.
+func named(err error, name string) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe) && strings.HasPrefix(filepath.Base(pe.Path), TempPrefix):
+		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+	case errors.As(err, &le):
+		return &fs.PathError{Op: le.Op, Path: name, Err: le.Err}
+	}
+	return err
+}
+
 func createTemp(dir string) (*os.File, error) {
 	for range 100 {
 		var b [8]byte
