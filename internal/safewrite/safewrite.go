@@ -65,6 +65,10 @@ func resolve(name string) (target string, info fs.FileInfo, err error) {
 		return name, nil, nil
 	case err != nil:
 		return "", nil, err
+	case !info.Mode().IsRegular():
+		// Written in place, through the links: a /proc/self/fd link to a
+		// pipe (bash's >(...)) names no path EvalSymlinks could follow.
+		return name, info, nil
 	}
 	target, err = filepath.EvalSymlinks(name)
 	if err != nil {

@@ -5,6 +5,7 @@ package safewrite
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -172,6 +173,33 @@ func TestFIFOWrittenInPlace(t *testing.T) {
 		}
 	}
 	noTemp(t, dir)
+}
+
+// TestProcessSubstitution: bash's >(...) names /dev/fd/N, a link to a pipe
+// that has no path ("pipe:[123]").
+func TestProcessSubstitution(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	name := fmt.Sprintf("/proc/self/fd/%d", w.Fd())
+	if _, err := os.Stat(name); err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(r)
+		got <- string(b)
+	}()
+	err = WriteFile(name, []byte("through the pipe\n"))
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "through the pipe\n" {
+		t.Errorf("the reader got %q", s)
+	}
 }
 
 func TestDeviceNotReplaced(t *testing.T) {
