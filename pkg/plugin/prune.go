@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -31,6 +30,8 @@ type PruneOptions struct {
 	Defaults    bool
 	FailOnPrune bool
 	Offline     bool
+	InPlace     bool
+	Diff        bool
 
 	cluster  *cluster
 	progress *progress
@@ -45,7 +46,7 @@ func NewCmdPrune(configFlags *genericclioptions.ConfigFlags, streams genericioop
 		CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
 	}}}
 	cmd := &cobra.Command{
-		Use:   "prune -f FILE|DIR|- [-R] [--crd-file FILE|DIR]... [-o yaml|json] [--report FILE|-] [--defaults] [--fail-on-prune]",
+		Use:   "prune -f FILE|DIR|- [-R] [--crd-file FILE|DIR]... [-o yaml|json] [--report FILE|-] [--defaults] [--fail-on-prune] [--in-place|--diff]",
 		Short: "Show what the API server stores: unknown fields pruned, with a report of every dropped field",
 		Long: `Run the API server's request-path coercion on custom resources: pruning of fields the schema does
 not specify, unknown metadata fields, nulls of non-nullable fields, metadata normalization and, with
@@ -64,6 +65,11 @@ kind that no CRD defines and the cluster does not serve is refused, as kubectl a
 
 With --offline the cluster is never contacted: schemas come only from --crd-file and the inputs, and
 an object whose CRD is unknown passes through with a warning.
+
+--in-place rewrites each file of -f that changes with what the server would store, comments and
+layout kept, and prints nothing; --diff prints what it would change as a unified diff and exits 1
+if anything would. A file whose edits cannot keep its comments is refused, and then no file is
+written.
 ` + exitCodesHelp,
 		Example: `  # What will the cluster of the current context drop from these objects?
   kubectl crd prune -f cr.yaml
@@ -76,6 +82,10 @@ an object whose CRD is unknown passes through with a warning.
 
   # The object the server stores, defaults included, as JSON
   kubectl crd prune --crd-file crds/ -f cr.yaml --defaults -o json
+
+  # Clean a GitOps repository: see what would change, then rewrite the files
+  kubectl crd prune --crd-file crds/ -R -f apps/ --diff
+  kubectl crd prune --crd-file crds/ -R -f apps/ --in-place
 
   # A CI gate: fail when anything would be dropped; a JSON report for the build log
   kustomize build overlays/prod | kubectl crd prune --crd-file crds/ -R -f - --fail-on-prune --report report.json`,
@@ -94,6 +104,8 @@ an object whose CRD is unknown passes through with a warning.
 	cmd.Flags().BoolVar(&o.Defaults, "defaults", false, "apply the schema's defaults as the server does (the output is what it stores)")
 	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything")
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: schemas only from --crd-file and the inputs")
+	cmd.Flags().BoolVar(&o.InPlace, "in-place", false, "rewrite the files of -f that change with what the server would store (comments kept), print nothing")
+	cmd.Flags().BoolVar(&o.Diff, "diff", false, "print what --in-place would change as a unified diff, change nothing; exit 1 if anything would")
 	completeFiles(cmd, "report")
 	completeOutput(cmd, "yaml", "json")
 	return cmd
@@ -112,7 +124,7 @@ func (o *PruneOptions) Validate() error {
 	default:
 		return usageErrorf("unknown output format %q: use yaml or json", o.Output)
 	}
-	return nil
+	return o.validateWrites()
 }
 
 // pruneReport is the --report contract: fields are added, never renamed.
@@ -191,12 +203,23 @@ func (o *PruneOptions) Run() error {
 		return inputError(errs[len(errs)-1])
 	}
 
+	var rewrites []rewrite
+	if o.InPlace || o.Diff {
+		if rewrites, err = o.planRewrites(in.Documents, results); err != nil {
+			return err
+		}
+	}
 	if o.Report != "" {
 		if err := o.writeReport(results, in.Warnings); err != nil {
 			return err
 		}
 	}
-	if o.Report != "-" {
+	switch {
+	case o.InPlace || o.Diff:
+		if err := o.writeRewrites(rewrites); err != nil {
+			return err
+		}
+	case o.Report != "-":
 		if err := o.printObjects(in.Documents); err != nil {
 			return err
 		}
@@ -205,7 +228,7 @@ func (o *PruneOptions) Run() error {
 	// output would fail. It is printed all the same, pruned: the output stays the input as
 	// the server sees it, and a pipeline that applies it gets the server's own refusal
 	// rather than a stream with an object silently missing.
-	if invalid || (o.FailOnPrune && changed) {
+	if invalid || (o.FailOnPrune && changed) || (o.Diff && len(rewrites) > 0) {
 		return errFindings
 	}
 	return nil
@@ -401,11 +424,16 @@ func (o *PruneOptions) writeReport(results []*prune.Result, warnings []inputWarn
 	if err != nil {
 		return err
 	}
+	// The user named this file: failing to write it is no bad input.
 	if o.Report == "-" {
-		_, err := o.Out.Write(b)
-		return err
+		_, err = o.Out.Write(b)
+	} else {
+		err = safewrite.WriteFile(o.Report, b)
 	}
-	return writeFileAtomic(o.Report, b)
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("--report: %w", err)}
+	}
+	return nil
 }
 
 func (o *PruneOptions) printObjects(docs []*document.Document) error {
@@ -447,22 +475,4 @@ func (o *PruneOptions) printObjects(docs []*document.Document) error {
 	}
 	_, err := io.Copy(o.Out, &buf)
 	return err
-}
-
-// writeFileAtomic writes through a temporary file in the same directory and
-// renames it, so a reader never sees a half-written file.
-func writeFileAtomic(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), ".kubectl-crd-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), name)
 }

@@ -1,0 +1,220 @@
+// Package safewrite writes the files a user names on the command line
+// without ever destroying what is there: a regular file is replaced
+// atomically, with its mode kept, and anything else (a device, a FIFO, a
+// process substitution) is written in place, never replaced.
+package safewrite
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// TempPrefix starts the names of the temporary files, hidden, so that an
+// editor or a glob does not pick one up while it exists.
+const TempPrefix = ".kubectl-crd-"
+
+// WriteFile writes data to name as Write does.
+func WriteFile(name string, data []byte) error {
+	return Write(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// Write writes what fill writes to name. A regular file, or a symlink to
+// one (the link is kept, its target written), is written to a temporary
+// file in the same directory, synced and renamed over it, so that a reader
+// never sees half of it; its mode (and owner, when allowed) is kept, and a
+// new file gets 0666 minus the umask, as os.Create gives it. The temporary
+// file is removed on any failure, and on SIGINT or SIGTERM during the
+// write. Anything else (a character or block device, a FIFO, a
+// /proc/self/fd path) is opened and written in place. Every error is
+// returned, named with the path.
+func Write(name string, fill func(io.Writer) error) error {
+	target, info, err := resolve(name)
+	if err != nil {
+		return err
+	}
+	if info != nil && !info.Mode().IsRegular() {
+		return writeInPlace(name, fill)
+	}
+	return writeAtomic(target, info, fill)
+}
+
+// resolve follows symlinks: target is the file name finally names, and
+// info its stat, nil when it does not exist yet.
+func resolve(name string) (target string, info fs.FileInfo, err error) {
+	info, err = os.Stat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A dangling symlink is written through, as the shell's ">" would:
+		// replacing the link by a file would lose it.
+		if l, lerr := os.Lstat(name); lerr == nil && l.Mode()&fs.ModeSymlink != 0 {
+			return name, l, nil
+		}
+		return name, nil, nil
+	case err != nil:
+		return "", nil, err
+	case !info.Mode().IsRegular():
+		// Written in place, through the links: a /proc/self/fd link to a
+		// pipe (bash's >(...)) names no path EvalSymlinks could follow.
+		return name, info, nil
+	}
+	target, err = filepath.EvalSymlinks(name)
+	if err != nil {
+		return "", nil, err
+	}
+	return target, info, nil
+}
+
+func writeInPlace(name string, fill func(io.Writer) error) error {
+	// O_TRUNC empties a regular file behind a dangling link's new target; a
+	// device or a FIFO ignores it. No O_CREATE but for the dangling link.
+	flags := os.O_WRONLY | os.O_TRUNC
+	if l, err := os.Lstat(name); err == nil && l.Mode()&fs.ModeSymlink != 0 {
+		if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
+			flags |= os.O_CREATE
+		}
+	}
+	f, err := os.OpenFile(name, flags, 0o666)
+	if err != nil {
+		return err
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		return wrapWrite(name, err)
+	}
+	return f.Close()
+}
+
+// wrapWrite names the file in an error of fill, which writes to an
+// io.Writer and may not.
+func wrapWrite(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("write %s: %w", name, err)
+}
+
+func writeAtomic(name string, old fs.FileInfo, fill func(io.Writer) error) (err error) {
+	// Errors name the file the user named, not the temporary one.
+	defer func() { err = named(err, name) }()
+	tmp, err := createTemp(filepath.Dir(name))
+	if err != nil {
+		return err
+	}
+	stop := removeOnSignal(tmp.Name())
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+		stop()
+	}()
+	if old != nil {
+		// Chmod is not subject to the umask: the mode is the old file's.
+		if err := tmp.Chmod(old.Mode().Perm()); err != nil {
+			return err
+		}
+		keepOwner(tmp, old)
+	}
+	if err := fill(tmp); err != nil {
+		return wrapWrite(name, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	cleanup.Lock()
+	err = os.Rename(tmp.Name(), name)
+	cleanup.Unlock()
+	if err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(name))
+	return nil
+}
+
+// createTemp creates an empty file of a new name in dir with 0666 minus
+// the umask, the mode os.Create gives (os.CreateTemp gives 0600).
+// named is err about the file name rather than its temporary file.
+func named(err error, name string) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe) && strings.HasPrefix(filepath.Base(pe.Path), TempPrefix):
+		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+	case errors.As(err, &le):
+		return &fs.PathError{Op: le.Op, Path: name, Err: le.Err}
+	}
+	return err
+}
+
+func createTemp(dir string) (*os.File, error) {
+	for range 100 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		name := filepath.Join(dir, TempPrefix+hex.EncodeToString(b[:]))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("create a temporary file in %s: too many attempts", dir)
+}
+
+// syncDir makes the rename durable; a file system that cannot sync a
+// directory has made it as durable as it can.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// cleanup guards the removal of a temporary file by the signal handler
+// against the rename: one of them happens, not both.
+var cleanup sync.Mutex
+
+// removeOnSignal removes tmp if SIGINT or SIGTERM arrives before stop is
+// called, then dies of the same signal, so that the exit status is the one
+// the signal gives (130, 143 in a shell). A signal the process ignores
+// (nohup, a background job) stays ignored.
+func removeOnSignal(tmp string) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		if !signal.Ignored(s) {
+			signal.Notify(sigs, s)
+		}
+	}
+	go func() {
+		select {
+		case sig := <-sigs:
+			cleanup.Lock()
+			os.Remove(tmp)
+			dieOf(sig)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
