@@ -57,7 +57,8 @@ type Document struct {
 	seqIndent string
 	isJSON    bool
 	edited    bool
-	out       []byte // the edited text, when edited in place
+	out       []byte                         // the edited text, when edited in place
+	keys      map[*kyaml.Node]map[string]int // of large mappings: key -> index in Content
 
 	list *listState // of a List document: its items and their pending edits
 	item *itemOf    // of an item of a List document
