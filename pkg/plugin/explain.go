@@ -359,7 +359,14 @@ func versionFlags(v versionReport) string {
 // printTree prints the skeleton as a tree: a line per node with its type and
 // markers; children are properties, then additionalProperties ({}), then items ([]).
 func printTree(w io.Writer, indent, name string, s *structuralschema.Structural) {
-	fmt.Fprintf(w, "%s%s: %s\n", indent, name, describeNode(s))
+	printNode(w, indent, indent, name, s)
+}
+
+// printNode writes a node's line after head and its rules and children after
+// indent, straight to w: each line is written once, so the cost is linear in
+// the output (rendering each subtree apart and re-indenting it was cubic in depth).
+func printNode(w io.Writer, head, indent, name string, s *structuralschema.Structural) {
+	fmt.Fprintf(w, "%s%s: %s\n", head, name, describeNode(s))
 	type child struct {
 		name string
 		s    *structuralschema.Structural
@@ -380,18 +387,24 @@ func printTree(w io.Writer, indent, name string, s *structuralschema.Structural)
 	if s.Items != nil {
 		children = append(children, child{"[*]", s.Items})
 	}
+	// A rule's further lines (a multi-line CEL expression) keep the tree's indent.
+	multiline := strings.NewReplacer("\n", "\n"+indent)
 	rules := s.XValidations
 	for i, r := range rules {
 		last := i == len(rules)-1 && len(children) == 0
-		fmt.Fprintf(w, "%s%srule: %s", indent, branch(last), r.Rule)
+		fmt.Fprintf(w, "%s%srule: %s", indent, branch(last), multiline.Replace(r.Rule))
 		if r.Message != "" {
-			fmt.Fprintf(w, "  # %s", r.Message)
+			fmt.Fprintf(w, "  # %s", multiline.Replace(r.Message))
 		}
 		fmt.Fprintln(w)
 	}
 	for i, c := range children {
 		last := i == len(children)-1
-		printSubtree(w, indent, c.name, c.s, last)
+		cont := "│  "
+		if last {
+			cont = "   "
+		}
+		printNode(w, indent+branch(last), indent+cont, c.name, c.s)
 	}
 }
 
@@ -400,22 +413,6 @@ func branch(last bool) string {
 		return "└─ "
 	}
 	return "├─ "
-}
-
-func printSubtree(w io.Writer, indent, name string, s *structuralschema.Structural, last bool) {
-	cont := "│  "
-	if last {
-		cont = "   "
-	}
-	// Print this node's line with the branch, its children with continued indent.
-	fmt.Fprintf(w, "%s%s", indent, branch(last))
-	var sb strings.Builder
-	printTree(&sb, "", name, s)
-	lines := strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n")
-	fmt.Fprintln(w, lines[0])
-	for _, l := range lines[1:] {
-		fmt.Fprintf(w, "%s%s%s\n", indent, cont, l)
-	}
 }
 
 func describeNode(s *structuralschema.Structural) string {

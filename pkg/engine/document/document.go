@@ -57,7 +57,8 @@ type Document struct {
 	seqIndent string
 	isJSON    bool
 	edited    bool
-	out       []byte // the edited text, when edited in place
+	out       []byte                         // the edited text, when edited in place
+	keys      map[*kyaml.Node]map[string]int // of large mappings: key -> index in Content
 
 	list *listState // of a List document: its items and their pending edits
 	item *itemOf    // of an item of a List document
@@ -105,6 +106,19 @@ func shiftYAMLError(err error, file string, startLine int) *InputError {
 }
 
 func parseChunk(c chunk, file string) (*Document, error) {
+	// The node tree first: aliases are pointers in it, so their expansion is
+	// bounded before the conversion below makes it.
+	var node kyaml.Node
+	nodeErr := kyaml.NewDecoder(bytes.NewReader(c.text)).Decode(&node)
+	if nodeErr == nil && bytes.IndexByte(c.text, '*') >= 0 {
+		src := Source{File: file, Line: c.startLine}
+		if len(node.Content) > 0 {
+			src.Line += node.Content[0].Line - 1
+		}
+		if err := checkAliases(&node, src); err != nil {
+			return nil, err
+		}
+	}
 	// What kubectl sends: sigs.k8s.io/yaml's conversion (YAML 1.1 scalars).
 	js, err := sigsyaml.YAMLToJSON(c.data)
 	if err != nil {
@@ -124,8 +138,7 @@ func parseChunk(c chunk, file string) (*Document, error) {
 		lineShift: c.startLine - 1,
 		seqIndent: kyaml.DeriveSeqIndentStyle(string(c.text)),
 	}
-	var node kyaml.Node
-	if err := kyaml.NewDecoder(bytes.NewReader(c.text)).Decode(&node); err != nil {
+	if err := nodeErr; err != nil {
 		// kubectl's YAML 1.1 parser reads what the YAML 1.2 one of the
 		// node tree refuses: the object is checked all the same.
 		ie := shiftYAMLError(err, file, c.startLine)
@@ -141,7 +154,10 @@ func parseChunk(c chunk, file string) (*Document, error) {
 		d.Warnings = append(d.Warnings, Warning{Source: Source{File: file, Line: c.dropped},
 			Msg: "kubectl's reader drops this last line (a multiple of 4096 bytes without a line break): the server never gets it"})
 	}
-	return d, d.decode(js)
+	if err := d.decode(js); err != nil {
+		return d, err
+	}
+	return d, d.checkSize(len(js))
 }
 
 // parseJSON reads a JSON document of a JSON stream, at line of the file.
@@ -162,7 +178,11 @@ func parseJSON(raw []byte, file string, line int) (*Document, error) {
 		seqIndent: string(kyaml.CompactSequenceStyle),
 		isJSON:    true,
 	}
-	return d, d.decode(raw)
+	if err := d.decode(raw); err != nil {
+		return d, err
+	}
+	// Encoding again may escape more than raw did (<, >, & as \u003c).
+	return d, d.checkSize(6 * len(raw))
 }
 
 // decode sets the document's object from its JSON, the items of a list,

@@ -28,6 +28,8 @@ func (dup duplicate) warning(file string, inObject fieldpath.Path) Warning {
 // server never sees the others); kustomize refuses such a file.
 func duplicateKeys(d *Document) []duplicate {
 	var out []duplicate
+	// One path, grown and truncated in place as the walk descends: a copy per
+	// level is quadratic in depth. A duplicate's path is a copy (Child).
 	var walk func(n *kyaml.Node, p fieldpath.Path)
 	walk = func(n *kyaml.Node, p fieldpath.Path) {
 		switch n.Kind {
@@ -37,7 +39,7 @@ func duplicateKeys(d *Document) []duplicate {
 			}
 		case kyaml.SequenceNode:
 			for i, c := range n.Content {
-				walk(c, p.Child(fieldpath.Index(i)))
+				walk(c, append(p, fieldpath.Index(i)))
 			}
 		case kyaml.MappingNode:
 			seen := map[string]*kyaml.Node{}
@@ -52,7 +54,7 @@ func duplicateKeys(d *Document) []duplicate {
 				seen[k.Value] = k
 			}
 			for j := 0; j+1 < len(n.Content); j += 2 {
-				walk(n.Content[j+1], p.Child(fieldpath.Key(n.Content[j].Value)))
+				walk(n.Content[j+1], append(p, fieldpath.Key(n.Content[j].Value)))
 			}
 		}
 	}

@@ -43,18 +43,46 @@ func (d *Document) locate(p fieldpath.Path) (value, key, parent *kyaml.Node, via
 		if n.Kind != kyaml.MappingNode {
 			return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p[:i+1])
 		}
-		var next, nextKey *kyaml.Node
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			if n.Content[j].Value == s.Key {
-				nextKey, next = n.Content[j], n.Content[j+1]
-			}
-		}
-		if next == nil {
+		j := d.keyAt(n, s.Key)
+		if j < 0 {
 			return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p[:i+1])
 		}
-		parent, key, n = n, nextKey, next
+		parent, key, n = n, n.Content[j], n.Content[j+1]
 	}
 	return n, key, parent, viaAlias, nil
+}
+
+// indexFrom is the size of a mapping's content from which its keys are
+// indexed: a scan per lookup made thousands of edits of one mapping quadratic.
+const indexFrom = 32
+
+// keyAt returns the index in m.Content of the last key k of mapping m (the
+// value kubectl keeps), or -1.
+func (d *Document) keyAt(m *kyaml.Node, k string) int {
+	if len(m.Content) < indexFrom {
+		at := -1
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == k {
+				at = j
+			}
+		}
+		return at
+	}
+	idx, ok := d.keys[m]
+	if !ok {
+		idx = make(map[string]int, len(m.Content)/2)
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			idx[m.Content[j].Value] = j
+		}
+		if d.keys == nil {
+			d.keys = map[*kyaml.Node]map[string]int{}
+		}
+		d.keys[m] = idx
+	}
+	if j, ok := idx[k]; ok {
+		return j
+	}
+	return -1
 }
 
 // Line returns the file line of the field at p (its key's line for an object
@@ -92,6 +120,7 @@ func (d *Document) Remove(p fieldpath.Path) error {
 		if parent.Content[j] == key {
 			// Keep a head comment that introduces the next field.
 			parent.Content = append(parent.Content[:j], parent.Content[j+2:]...)
+			delete(d.keys, parent)
 			d.edited = true
 			return nil
 		}
@@ -117,6 +146,7 @@ func (d *Document) Set(p fieldpath.Path, v interface{}) error {
 		// Replace in place: keep the comments around the old value.
 		newNode.HeadComment, newNode.LineComment, newNode.FootComment = value.HeadComment, value.LineComment, value.FootComment
 		*value = *newNode
+		delete(d.keys, value)
 		d.edited = true
 		return nil
 	}
@@ -134,6 +164,7 @@ func (d *Document) Set(p fieldpath.Path, v interface{}) error {
 	if parentValue.Kind != kyaml.MappingNode {
 		if parentValue.Tag == kyaml.NodeTagNull || parentValue.Value == "null" || parentValue.Value == "~" || parentValue.Value == "" {
 			*parentValue = kyaml.Node{Kind: kyaml.MappingNode, Tag: kyaml.NodeTagMap, HeadComment: parentValue.HeadComment, LineComment: parentValue.LineComment}
+			delete(d.keys, parentValue)
 		} else {
 			return fmt.Errorf("%s: parent is not an object in the YAML source", p)
 		}
@@ -143,6 +174,9 @@ func (d *Document) Set(p fieldpath.Path, v interface{}) error {
 	}
 	parentValue.Content = append(parentValue.Content,
 		&kyaml.Node{Kind: kyaml.ScalarNode, Tag: kyaml.NodeTagString, Value: last.Key}, newNode)
+	if idx, ok := d.keys[parentValue]; ok {
+		idx[last.Key] = len(parentValue.Content) - 2
+	}
 	d.edited = true
 	return nil
 }
@@ -215,6 +249,7 @@ func (d *Document) ReplaceWith(obj map[string]interface{}) error {
 		return err
 	}
 	d.node = &kyaml.Node{Kind: kyaml.DocumentNode, Content: []*kyaml.Node{n}}
+	d.keys = nil
 	d.out, d.edited = nil, true
 	return nil
 }

@@ -167,19 +167,27 @@ func (d *Document) splice(edits []Edit) ([]byte, error) {
 			return nil, fmt.Errorf("overlapping edits")
 		}
 	}
-	for _, te := range tes {
-		if eol != "\n" {
-			for i, l := range te.repl {
-				if !strings.HasSuffix(l, eol) {
-					te.repl[i] = strings.TrimSuffix(l, "\n") + eol
-				}
-			}
+	// One pass, top-down (tes reversed): a copy of the lines per edit was
+	// quadratic in the number of edits.
+	var out bytes.Buffer
+	at := 0
+	for i := len(tes) - 1; i >= 0; i-- {
+		te := tes[i]
+		for _, l := range lines[at:te.from] {
+			out.WriteString(l)
 		}
-		out := append([]string{}, lines[:te.from]...)
-		out = append(out, te.repl...)
-		lines = append(out, lines[te.to:]...)
+		for _, l := range te.repl {
+			if eol != "\n" && !strings.HasSuffix(l, eol) {
+				l = strings.TrimSuffix(l, "\n") + eol
+			}
+			out.WriteString(l)
+		}
+		at = te.to
 	}
-	return []byte(strings.Join(lines, "")), nil
+	for _, l := range lines[at:] {
+		out.WriteString(l)
+	}
+	return out.Bytes(), nil
 }
 
 // entry finds the block-mapping entry at p: its key, value and mapping.

@@ -164,8 +164,16 @@ func toSet(xs []string) map[string]bool {
 }
 
 // diff walks a (sent) and b (stored) together, calling emit for each
-// difference, in a stable order (sorted keys).
+// difference, in a stable order (sorted keys). emit gets a path of its own.
 func diff(p fieldpath.Path, a, b interface{}, emit func(fieldpath.Path, Action, interface{}, interface{})) {
+	walkDiff(p, a, b, func(p fieldpath.Path, act Action, old, new interface{}) {
+		emit(append(fieldpath.Path(nil), p...), act, old, new)
+	})
+}
+
+// walkDiff is diff with one path grown and truncated in place as it descends
+// (a copy per level made a 10,000-deep object cost gigabytes); emit must copy it.
+func walkDiff(p fieldpath.Path, a, b interface{}, emit func(fieldpath.Path, Action, interface{}, interface{})) {
 	switch a := a.(type) {
 	case map[string]interface{}:
 		bm, ok := b.(map[string]interface{})
@@ -188,11 +196,11 @@ func diff(p fieldpath.Path, a, b interface{}, emit func(fieldpath.Path, Action, 
 			bv, inB := bm[k]
 			switch {
 			case inA && !inB:
-				emit(p.Child(fieldpath.Key(k)), Removed, av, nil)
+				emit(append(p, fieldpath.Key(k)), Removed, av, nil)
 			case !inA && inB:
-				emit(p.Child(fieldpath.Key(k)), Added, nil, bv)
+				emit(append(p, fieldpath.Key(k)), Added, nil, bv)
 			default:
-				diff(p.Child(fieldpath.Key(k)), av, bv, emit)
+				walkDiff(append(p, fieldpath.Key(k)), av, bv, emit)
 			}
 		}
 	case []interface{}:
@@ -202,7 +210,7 @@ func diff(p fieldpath.Path, a, b interface{}, emit func(fieldpath.Path, Action, 
 			return
 		}
 		for i := range a {
-			diff(p.Child(fieldpath.Index(i)), a[i], bl[i], emit)
+			walkDiff(append(p, fieldpath.Index(i)), a[i], bl[i], emit)
 		}
 	default:
 		if !reflect.DeepEqual(a, b) {

@@ -1,0 +1,130 @@
+package document
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// MaxRequestBodyBytes is the largest request body the API server reads by
+// default (k8s.io/apiserver's server.NewConfig: MaxRequestBodyBytes, 3 MiB,
+// twice etcd's recommended request size); over it, a create or update is
+// answered 413 and the object is never stored.
+const MaxRequestBodyBytes = 3 * 1024 * 1024
+
+// serverRefusal is the server's answer to a body over the limit, in its words.
+func serverRefusal() string {
+	err := apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
+	return fmt.Sprintf("%d %q", http.StatusRequestEntityTooLarge, err.Error())
+}
+
+func kib(n int64) string { return fmt.Sprintf("%d KiB", (n+1023)/1024) }
+
+// checkAliases refuses, before anything expands it, a document whose YAML
+// aliases add more than the API server accepts in a request body: a few
+// kilobytes of anchors and aliases can expand to gigabytes (issue 14). The
+// sizes are those of the JSON the document converts to, estimated from the
+// node tree (where an alias is a pointer), memoized per anchor: linear in the
+// tree.
+func checkAliases(n *kyaml.Node, src Source) error {
+	s := aliasSizer{expanded: map[*kyaml.Node]int64{}, plain: map[*kyaml.Node]int64{}}
+	total := s.size(n, true)
+	extra := total - s.size(n, false)
+	if extra <= MaxRequestBodyBytes {
+		return nil
+	}
+	return &InputError{Source: src, Msg: fmt.Sprintf(
+		"YAML aliases expand this document to more than 3 MiB (about %s from %d aliases): the API server refuses request bodies over 3 MiB (%s)",
+		kib(total), s.aliases, serverRefusal())}
+}
+
+type aliasSizer struct {
+	expanded, plain map[*kyaml.Node]int64 // memo, per node
+	aliases         int                   // alias nodes in the text
+}
+
+// sizeCap keeps sums of sizes far from overflow; anything near it is refused.
+const sizeCap = 1 << 50
+
+// size is about the length of n as JSON, with its aliases expanded or not
+// (an alias counts nothing then): a string its text and quotes (escapes
+// not counted), a key the same, any other scalar a byte.
+func (s *aliasSizer) size(n *kyaml.Node, expand bool) int64 {
+	memo := s.plain
+	if expand {
+		memo = s.expanded
+	}
+	// Only an anchor is reached twice: the others are not memoized.
+	if n.Anchor != "" {
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		memo[n] = 0 // a cycle (which the parser refuses anyway) adds nothing
+	}
+	var v int64
+	switch n.Kind {
+	case kyaml.AliasNode:
+		if expand {
+			s.aliases++
+			if n.Alias != nil {
+				v = s.size(n.Alias, true)
+			}
+		}
+	case kyaml.ScalarNode:
+		v = 1
+		if n.ShortTag() == kyaml.NodeTagString {
+			v = int64(len(n.Value)) + 2
+		}
+	case kyaml.MappingNode:
+		v = 1 // {}, commas: a byte before each entry and after the last
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			v += int64(len(n.Content[j].Value)) + 4 // quotes, colon, comma
+			v = min(v+s.size(n.Content[j+1], expand), sizeCap)
+		}
+		v = max(v, 2)
+	case kyaml.SequenceNode:
+		v = 1
+		for _, c := range n.Content {
+			v = min(v+s.size(c, expand)+1, sizeCap)
+		}
+		v = max(v, 2)
+	case kyaml.DocumentNode:
+		for _, c := range n.Content {
+			v = min(v+s.size(c, expand), sizeCap)
+		}
+	}
+	if n.Anchor != "" {
+		memo[n] = v
+	}
+	return v
+}
+
+// checkSize refuses an object (each item of a List: kubectl sends them one by
+// one) that makes a larger request body than the API server reads: its JSON
+// and a newline, as kubectl's encoder writes it. upTo bounds the document's
+// JSON size from above: only when it is near the limit is anything encoded
+// again.
+func (d *Document) checkSize(upTo int) error {
+	if upTo < MaxRequestBodyBytes {
+		return nil
+	}
+	objs := []*Document{d}
+	if d.list != nil {
+		objs = d.list.items
+	}
+	for _, o := range objs {
+		b, err := json.Marshal(o.Object)
+		if err != nil {
+			return &InputError{Source: o.Source, Msg: err.Error()}
+		}
+		if body := len(b) + 1; body > MaxRequestBodyBytes {
+			return &InputError{Source: o.Source, Msg: fmt.Sprintf(
+				"kubectl sends this object in a request body of %d bytes, more than the API server reads (3 MiB by default): it answers %s",
+				body, serverRefusal())}
+		}
+	}
+	return nil
+}
