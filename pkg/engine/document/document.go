@@ -7,6 +7,7 @@ package document
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -36,9 +37,19 @@ func (s Source) String() string {
 type InputError struct {
 	Source Source
 	Msg    string
+	// Err is ErrBeyondLimits for input kubectl reads but this tool refuses
+	// to expand: what the server would refuse, or could not be bounded.
+	Err error
 }
 
 func (e *InputError) Error() string { return e.Source.String() + ": " + e.Msg }
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ErrBeyondLimits marks input refused for its size: kubectl would read it,
+// but the server refuses a request that large, or its expansion cannot be
+// bounded before it happens.
+var ErrBeyondLimits = errors.New("beyond the limits of a request")
 
 // Document is one document of a stream, or one item of a List document:
 // an object as kubectl sends it to the server.
@@ -118,6 +129,13 @@ func parseChunk(c chunk, file string) (*Document, error) {
 		if err := checkAliases(&node, src); err != nil {
 			return nil, err
 		}
+	}
+	if nodeErr != nil && bytes.IndexByte(c.text, '&') >= 0 && bytes.IndexByte(c.text, '*') >= 0 {
+		// Without the node tree the expansion of aliases cannot be bounded
+		// before the conversion below makes it: refuse rather than risk it.
+		ie := shiftYAMLError(nodeErr, file, c.startLine)
+		return nil, &InputError{Source: ie.Source, Err: ErrBeyondLimits, Msg: "this document may hold YAML aliases, and only kubectl's YAML 1.1 parser reads it (" + ie.Msg +
+			"): what its aliases expand to cannot be bounded before they expand; write it without aliases"}
 	}
 	// What kubectl sends: sigs.k8s.io/yaml's conversion (YAML 1.1 scalars).
 	js, err := sigsyaml.YAMLToJSON(c.data)

@@ -36,7 +36,7 @@ func checkAliases(n *kyaml.Node, src Source) error {
 	if extra <= MaxRequestBodyBytes {
 		return nil
 	}
-	return &InputError{Source: src, Msg: fmt.Sprintf(
+	return &InputError{Source: src, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
 		"YAML aliases expand this document to more than 3 MiB (about %s from %d aliases): the API server refuses request bodies over 3 MiB (%s)",
 		kib(total), s.aliases, serverRefusal())}
 }
@@ -121,7 +121,7 @@ func (d *Document) checkSize(upTo int) error {
 			return &InputError{Source: o.Source, Msg: err.Error()}
 		}
 		if body := len(b) + 1; body > MaxRequestBodyBytes {
-			return &InputError{Source: o.Source, Msg: fmt.Sprintf(
+			return &InputError{Source: o.Source, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
 				"kubectl sends this object in a request body of %d bytes, more than the API server reads (3 MiB by default): it answers %s",
 				body, serverRefusal())}
 		}
