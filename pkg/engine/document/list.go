@@ -89,7 +89,7 @@ func (it *itemOf) inList(p fieldpath.Path) fieldpath.Path {
 	return append(out, p...)
 }
 
-// applyItem records the edits of an item; they are made on the List's text
+// apply records the edits of an item; they are made on the List's text
 // when it is written, all at once, and checked against the whole List.
 func (it *itemOf) apply(edits []Edit, want map[string]interface{}) {
 	st := it.list.list
