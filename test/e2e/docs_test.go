@@ -619,7 +619,9 @@ func legacyCRDName() (string, error) {
 
 // deleteCRDs deletes every CRD but keep, and waits until they are gone.
 func deleteCRDs(client apiextensionsclient.Interface, keep string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// Minutes: on a loaded machine (CI builds the release beside this suite) the server's
+	// CRD finalizer can back off for a while before it removes the custom resources.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	list, err := crds.List(ctx, metav1.ListOptions{})
@@ -642,13 +644,18 @@ func deleteCRDs(client apiextensionsclient.Interface, keep string) error {
 		left = left[:0]
 		for _, c := range list.Items {
 			if c.Name != keep {
-				left = append(left, c.Name)
+				// The conditions say where the deletion stands (Terminating, InstanceDeletionFailed).
+				var conds []string
+				for _, cond := range c.Status.Conditions {
+					conds = append(conds, fmt.Sprintf("%s=%s %s", cond.Type, cond.Status, cond.Message))
+				}
+				left = append(left, c.Name+" ["+strings.Join(conds, "; ")+"]")
 			}
 		}
 		return len(left) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("CRDs not deleted after 2 minutes: %s", strings.Join(left, ", "))
+		return fmt.Errorf("CRDs not deleted after 5 minutes: %s", strings.Join(left, ", "))
 	}
 	return nil
 }
