@@ -3,7 +3,6 @@ package schema
 import (
 	"fmt"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -52,9 +51,4 @@ func (c *CRD) Skeleton(version string) (*structuralschema.Structural, error) {
 		return nil, nil
 	}
 	return s.StripValueValidations(), nil
-}
-
-// HasSchema reports whether the named version declares a schema.
-func HasSchema(v *apiextensionsv1.CustomResourceDefinitionVersion) bool {
-	return v.Schema != nil && v.Schema.OpenAPIV3Schema != nil
 }
