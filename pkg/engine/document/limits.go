@@ -2,6 +2,7 @@ package document
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -19,6 +20,28 @@ const MaxRequestBodyBytes = 3 * 1024 * 1024
 func serverRefusal() string {
 	err := apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
 	return fmt.Sprintf("%d %q", http.StatusRequestEntityTooLarge, err.Error())
+}
+
+// MaxDocumentBytes bounds the text of one document of a stream, a List
+// document included. kubectl reads any size, but the server takes at most 3
+// MiB per object, and a larger document is a List of thousands of them, or
+// no YAML at all (-f /dev/zero): reading it whole would hold the input in
+// memory, many times over once parsed, where the tool otherwise holds one
+// document at a time.
+const MaxDocumentBytes = 64 << 20
+
+// jsonReadAhead is how far past a JSON value the decoder may have read
+// before it knows the value's end: its reads come from a 4 KiB buffer.
+const jsonReadAhead = 64 << 10
+
+// errTooLarge stops the reading of a document over MaxDocumentBytes.
+var errTooLarge = errors.New("document too large")
+
+// tooLarge is the error for a document over MaxDocumentBytes from line on.
+func tooLarge(file string, line int) *InputError {
+	return &InputError{Source: Source{File: file, Line: line}, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
+		"a document of more than %d MiB: kubectl-crd reads one document at a time and refuses larger ones; the server takes at most 3 MiB per object, so split a List this large into smaller ones",
+		MaxDocumentBytes>>20)}
 }
 
 func kib(n int64) string { return fmt.Sprintf("%d KiB", (n+1023)/1024) }

@@ -59,6 +59,7 @@ func NewReader(r io.Reader, file string) *Reader {
 		rd.json = json.NewDecoder(br)
 	} else {
 		rd.yaml = br
+		counter.yaml = true
 	}
 	return rd
 }
@@ -126,9 +127,17 @@ func (r *Reader) next() (*Document, error) {
 func (r *Reader) nextJSON() (d *Document, toYAML bool, err error) {
 	var raw json.RawMessage
 	consumed := r.json.InputOffset()
+	r.counter.limit = consumed + MaxDocumentBytes + jsonReadAhead
 	err = r.json.Decode(&raw)
+	r.counter.limit = 0
 	if errors.Is(err, io.EOF) {
 		return nil, false, io.EOF
+	}
+	if errors.Is(err, errTooLarge) {
+		// The value starts after the white space that follows the last one.
+		rest := bufferedOf(r.json)
+		start := len(rest) - len(bytes.TrimLeft(rest, " \t\r\n"))
+		return nil, false, tooLarge(r.file, r.counter.lineAt(consumed+int64(start)))
 	}
 	if err == nil {
 		r.jsonSeen++
@@ -153,6 +162,7 @@ func (r *Reader) nextJSON() (d *Document, toYAML bool, err error) {
 	rest := io.MultiReader(bytes.NewReader(append([]byte(nil), bufferedOf(r.json)...)), r.br)
 	r.json, r.jsonErr = nil, jerr
 	r.yaml = bufio.NewReader(rest)
+	r.counter.yaml = true
 	r.line = r.counter.lineAt(consumed) - 1
 	ate, ok := consumeWhitespace(r.yaml)
 	if !ok {
@@ -198,11 +208,14 @@ func consumeWhitespace(br *bufio.Reader) (ateNewline, ok bool) {
 // Like it, it returns a last line that filled bufio's buffer exactly (a
 // multiple of 4096 bytes, no line break) together with io.EOF, and the
 // upstream YAMLReader then drops that line.
-func (r *Reader) readLine() (line, written []byte, err error) {
+func (r *Reader) readLine(room int) (line, written []byte, err error) {
 	full := false
 	for {
 		part, err := r.yaml.ReadSlice('\n')
 		written = append(written, part...)
+		if len(written) > room {
+			return nil, nil, errTooLarge
+		}
 		if err == bufio.ErrBufferFull {
 			full = true
 			continue
@@ -230,7 +243,14 @@ func (r *Reader) readLine() (line, written []byte, err error) {
 func (r *Reader) nextChunk() (chunk, error) {
 	var c chunk
 	for {
-		l, written, err := r.readLine()
+		l, written, err := r.readLine(MaxDocumentBytes - len(c.text))
+		if errors.Is(err, errTooLarge) {
+			start := c.startLine
+			if len(c.data) == 0 {
+				start = r.line + 1
+			}
+			return chunk{}, tooLarge(r.file, start)
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return chunk{}, &InputError{Source: Source{File: r.file, Line: r.line + 1}, Msg: err.Error()}
 		}
@@ -290,13 +310,24 @@ type lineCounter struct {
 	offset   int64   // bytes read so far
 	breaks   []int64 // offsets of the line breaks not forgotten
 	forgoten int     // line breaks before breaks[0]
+	// yaml stops the counting: the YAML reader counts its own lines, and
+	// nothing forgets them.
+	yaml bool
+	// limit, when not 0, is the offset no read may pass: a JSON value the
+	// decoder is reading is then larger than a document may be.
+	limit int64
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
+	if c.limit > 0 && c.offset >= c.limit {
+		return 0, errTooLarge
+	}
 	n, err := c.r.Read(p)
-	for i, b := range p[:n] {
-		if b == '\n' {
-			c.breaks = append(c.breaks, c.offset+int64(i))
+	if !c.yaml {
+		for i, b := range p[:n] {
+			if b == '\n' {
+				c.breaks = append(c.breaks, c.offset+int64(i))
+			}
 		}
 	}
 	c.offset += int64(n)

@@ -273,3 +273,65 @@ func TestYAML11OnlyDocuments(t *testing.T) {
 		}
 	}
 }
+
+// endless is an input that never ends: the same bytes over and over.
+type endless struct {
+	pattern string
+	at      int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = e.pattern[e.at]
+		e.at = (e.at + 1) % len(e.pattern)
+	}
+	return len(p), nil
+}
+
+// A document larger than MaxDocumentBytes is refused as it is read, with its
+// first line: an endless input (-f /dev/zero) ends with an error, not with the
+// memory of the machine.
+func TestReaderRefusesEndlessDocument(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   io.Reader
+		line int
+	}{
+		{"zeros", &endless{pattern: "\x00"}, 1},
+		{"YAML line", io.MultiReader(strings.NewReader("a: 1\n---\nb: \""), &endless{pattern: "x"}), 3},
+		{"YAML lines", io.MultiReader(strings.NewReader("a: 1\n---\n\nitems:\n"), &endless{pattern: "- " + strings.Repeat("x", 97) + "\n"}), 3},
+		{"JSON value", io.MultiReader(strings.NewReader("{\"a\": 1}\n{\"b\": \""), &endless{pattern: "x"}), 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := document.NewReader(tc.in, "in")
+			var err error
+			for range 3 {
+				if _, err = r.Next(); err != nil {
+					break
+				}
+			}
+			var ie *document.InputError
+			if !errors.As(err, &ie) || !errors.Is(err, document.ErrBeyondLimits) {
+				t.Fatalf("got %v, want an InputError beyond limits", err)
+			}
+			if ie.Source.Line != tc.line || !strings.Contains(ie.Msg, "a document of more than 64 MiB") {
+				t.Errorf("got %v, want line %d and the limit", ie, tc.line)
+			}
+		})
+	}
+}
+
+// A document just under the limit is read: the limit is no smaller than it says.
+func TestReaderReadsDocumentUnderLimit(t *testing.T) {
+	// Comments and white space: large text, a small object.
+	pad := document.MaxDocumentBytes - 64
+	for _, in := range []string{
+		"a: 1\n#" + strings.Repeat("x", pad) + "\n---\nb: 2\n",
+		"{\"a\": 1" + strings.Repeat(" ", pad) + "}\n{\"b\": 2}\n",
+	} {
+		ds, err := document.Read(strings.NewReader(in), "in")
+		if err != nil || len(ds) != 2 {
+			t.Fatalf("got %d documents, %v", len(ds), err)
+		}
+	}
+}
