@@ -338,3 +338,29 @@ func TestSignalRemovesTemp(t *testing.T) {
 		})
 	}
 }
+
+// A spool leaves nothing in the temporary directory, even while it is open,
+// and reads back what was written.
+func TestSpoolLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	s, err := NewSpool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteString("held back"); err != nil {
+		t.Fatal(err)
+	}
+	noTemp(t, dir) // unix: the name is gone while the file is open
+	if err := s.Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(s)
+	if err != nil || string(b) != "held back" {
+		t.Fatalf("read back %q, %v", b, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noTemp(t, dir)
+}

@@ -142,7 +142,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	}
 	in.warn(o.ErrOut)
 	docs := in.Objects
-	o.inputs.warnNoObjects(o.ErrOut, docs)
+	o.inputs.warnNoObjects(o.ErrOut, len(docs))
 	// Objects that do not say what they are, and old objects the server
 	// cannot have stored, would be skipped or match nothing: refuse them
 	// all before anything is looked up.
@@ -167,8 +167,15 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	for i, c := range fileCRDs {
 		crds[i] = c.CRD
 	}
-	reg, err := registry(ctx, o.cluster, o.Offline, o.ErrOut, crds, docs)
+	kinds := newKindSet()
+	for _, d := range docs {
+		kinds.Add(d)
+	}
+	reg, unserved, err := registry(ctx, o.cluster, o.Offline, crds, kinds)
 	if err != nil {
+		return err
+	}
+	if err := inputErrors(o.ErrOut, refusedObjects(docs, unserved)); err != nil {
 		return err
 	}
 	// Mutability markers, from the CRD files only (last one wins, as in the registry).

@@ -19,77 +19,89 @@ type rewrite struct {
 	old, new []byte
 }
 
-// rewrites are the input files of docs (the documents of -f as read, in
-// order) that change, each with its documents replaced by their edited
-// text; what lies between documents (separators, comments) is kept. A file
-// with a document that could not be edited in place is refused, so that no
-// comment is lost: then no file is returned, and every refused one is named.
-func rewrites(docs []*document.Document, results []*prune.Result) ([]rewrite, []error) {
-	// Refused: a document written again without its comments (a List's
-	// note is the List's own).
-	refused := map[string]string{}
-	for _, r := range results {
-		if r.Reformatted != "" && refused[r.Source.File] == "" {
-			refused[r.Source.File] = fmt.Sprintf("%s: %s: %s", r.Source, r.Object, r.Reformatted)
-		}
-	}
-	var errs []error
-	var out []rewrite
-	var seen []os.FileInfo
-	for _, group := range byFile(docs) {
-		name := group[0].Source.File
-		// A file named twice (-f a.yaml -f .) was read twice, edited the same way twice.
-		info, err := os.Stat(name)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if sameAsAny(info, seen) {
-			continue
-		}
-		seen = append(seen, info)
-		for _, d := range group {
-			note, err := d.Reformatted()
-			if err != nil {
-				errs = append(errs, err)
-			} else if note != "" && refused[name] == "" {
-				refused[name] = fmt.Sprintf("%s: %s: %s", d.Source, prune.Ref(d.Object), note)
-			}
-		}
-		if why := refused[name]; why != "" {
-			errs = append(errs, fmt.Errorf("%s: not rewritten: it would lose its comments (%s)", name, why))
-			continue
-		}
-		old, err := os.ReadFile(name)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		new, err := splice(old, group)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if !bytes.Equal(old, new) {
-			out = append(out, rewrite{name: name, old: old, new: new})
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return out, nil
+// rewriter collects, file by file, the input files of -f that change,
+// each with its documents replaced by their edited text; what lies between
+// documents (separators, comments) is kept. A file with a document that
+// could not be edited in place is refused, so that no comment is lost: then
+// no file is written, and every refused one is named. Only the files that
+// change are held, until every one is known.
+type rewriter struct {
+	group   []*document.Document // of the file being read
+	refused map[string]string    // file -> why
+	seen    []os.FileInfo
+	files   []rewrite
+	errs    []error
 }
 
-// byFile groups docs by the file they were read from, in input order.
-func byFile(docs []*document.Document) [][]*document.Document {
-	var groups [][]*document.Document
-	for i, d := range docs {
-		if i == 0 || d.Source.File != docs[i-1].Source.File {
-			groups = append(groups, nil)
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], d)
+func newRewriter() *rewriter { return &rewriter{refused: map[string]string{}} }
+
+// Add adds the next document of -f as read, with the results of its objects.
+func (w *rewriter) Add(d *document.Document, results []*prune.Result) {
+	if len(w.group) > 0 && w.group[0].Source.File != d.Source.File {
+		w.flush()
 	}
-	return groups
+	// Refused: a document written again without its comments (a List's
+	// note is the List's own).
+	for _, r := range results {
+		if r.Reformatted != "" && w.refused[r.Source.File] == "" {
+			w.refused[r.Source.File] = fmt.Sprintf("%s: %s: %s", r.Source, r.Object, r.Reformatted)
+		}
+	}
+	w.group = append(w.group, d)
+}
+
+// Finish returns the files that change, or every error.
+func (w *rewriter) Finish() ([]rewrite, []error) {
+	w.flush()
+	if len(w.errs) > 0 {
+		return nil, w.errs
+	}
+	return w.files, nil
+}
+
+// flush ends the file of the group.
+func (w *rewriter) flush() {
+	group := w.group
+	w.group = nil
+	if len(group) == 0 {
+		return
+	}
+	name := group[0].Source.File
+	// A file named twice (-f a.yaml -f .) was read twice, edited the same way twice.
+	info, err := os.Stat(name)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		return
+	}
+	if sameAsAny(info, w.seen) {
+		return
+	}
+	w.seen = append(w.seen, info)
+	for _, d := range group {
+		note, err := d.Reformatted()
+		if err != nil {
+			w.errs = append(w.errs, err)
+		} else if note != "" && w.refused[name] == "" {
+			w.refused[name] = fmt.Sprintf("%s: %s: %s", d.Source, prune.Ref(d.Object), note)
+		}
+	}
+	if why := w.refused[name]; why != "" {
+		w.errs = append(w.errs, fmt.Errorf("%s: not rewritten: it would lose its comments (%s)", name, why))
+		return
+	}
+	old, err := os.ReadFile(name)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		return
+	}
+	new, err := splice(old, group)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		return
+	}
+	if !bytes.Equal(old, new) {
+		w.files = append(w.files, rewrite{name: name, old: old, new: new})
+	}
 }
 
 func sameAsAny(info os.FileInfo, infos []os.FileInfo) bool {
@@ -134,8 +146,8 @@ func splice(old []byte, docs []*document.Document) ([]byte, error) {
 
 // planRewrites are the files --in-place would rewrite: none is written
 // (nor the report) when one of them is refused.
-func (o *PruneOptions) planRewrites(docs []*document.Document, results []*prune.Result) ([]rewrite, error) {
-	files, errs := rewrites(docs, results)
+func (o *PruneOptions) planRewrites(w *rewriter) ([]rewrite, error) {
+	files, errs := w.Finish()
 	if len(errs) > 0 {
 		for _, err := range errs[:len(errs)-1] {
 			fmt.Fprintf(o.ErrOut, "error: %v\n", err)

@@ -155,8 +155,8 @@ func (f *inputFlags) Read(stdin io.Reader) (*inputDocs, error) {
 // refuses such an input ("no objects passed to apply"), and a check of
 // nothing must not look like a clean one. A warning, not an error: an empty
 // stream is nothing the server would drop or refuse (docs/prune.md).
-func (f *inputFlags) warnNoObjects(w io.Writer, objects []*document.Document) {
-	if len(objects) == 0 {
+func (f *inputFlags) warnNoObjects(w io.Writer, objects int) {
+	if objects == 0 {
 		fmt.Fprintf(w, "Warning: no objects in the input (%s): nothing was checked\n", strings.Join(f.Filenames, ", "))
 	}
 }
@@ -191,28 +191,51 @@ func readFile(name string) ([]*document.Document, error) {
 }
 
 // fileCRDs are the CRDs of --crd-file, then those among the objects (about
-// to be applied, they win), in that order: a later one replaces an earlier
-// one of the same group and kind. A CRD defined twice, differently, is a
-// warning naming both sources and the one used.
+// to be applied, they win), in that order (see crdSet).
 func (in *inputDocs) fileCRDs() ([]*loadedCRD, error) {
-	var out []*loadedCRD
-	byName := map[string]*loadedCRD{}
+	var set crdSet
 	for _, d := range append(append([]*document.Document{}, in.CRDs...), in.Objects...) {
-		c, ok, err := crdOf(d)
-		if err != nil {
-			return nil, inputError(err)
-		}
-		if !ok {
-			continue
-		}
-		if prev := byName[c.CRD.Name()]; prev != nil && schema.Redefined(prev.CRD, c.CRD) {
-			in.Warnings = append(in.Warnings, inputWarning{Object: prune.Ref(d.Object), Source: c.Source, Message: fmt.Sprintf(
-				"defined twice, differently (%s and %s): the later one, of %s, is used", prev.Source, c.Source, c.Source)})
-		}
-		byName[c.CRD.Name()] = c
-		out = append(out, c)
+		set.add(d)
 	}
-	return out, nil
+	if set.err != nil {
+		return nil, set.err
+	}
+	in.Warnings = append(in.Warnings, set.twice...)
+	return set.list, nil
+}
+
+// crdSet are the CRDs of the inputs in the order they are read: a later one
+// replaces an earlier one of the same group and kind. A CRD defined twice,
+// differently, is a warning naming both sources and the one used. A CRD the
+// server would refuse is an error, the first one kept.
+type crdSet struct {
+	list   []*loadedCRD
+	byName map[string]*loadedCRD
+	twice  []inputWarning
+	err    error
+}
+
+// add adds d if it is a CRD.
+func (s *crdSet) add(d *document.Document) {
+	c, ok, err := crdOf(d)
+	if err != nil {
+		if s.err == nil {
+			s.err = inputError(err)
+		}
+		return
+	}
+	if !ok {
+		return
+	}
+	if s.byName == nil {
+		s.byName = map[string]*loadedCRD{}
+	}
+	if prev := s.byName[c.CRD.Name()]; prev != nil && schema.Redefined(prev.CRD, c.CRD) {
+		s.twice = append(s.twice, inputWarning{Object: prune.Ref(d.Object), Source: c.Source, Message: fmt.Sprintf(
+			"defined twice, differently (%s and %s): the later one, of %s, is used", prev.Source, c.Source, c.Source)})
+	}
+	s.byName[c.CRD.Name()] = c
+	s.list = append(s.list, c)
 }
 
 // loadedCRD is a CRD with where it came from.
@@ -248,8 +271,10 @@ func objectsOf(docs []*document.Document) []*document.Document {
 }
 
 // warn prints the warnings about the inputs, kubectl-style.
-func (in *inputDocs) warn(w io.Writer) {
-	for _, x := range in.Warnings {
+func (in *inputDocs) warn(w io.Writer) { printWarnings(w, in.Warnings) }
+
+func printWarnings(w io.Writer, warnings []inputWarning) {
+	for _, x := range warnings {
 		fmt.Fprintf(w, "Warning: %s: %s (%s)\n", x.Object, x.Message, x.Source)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,7 +15,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
-	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -134,27 +133,40 @@ type pruneReport struct {
 	Warnings []inputWarning `json:"warnings"`
 }
 
-// Run reads schemas and objects, prunes, prints.
+// Run reads schemas and objects, prunes, prints. It streams: a first pass
+// over the inputs finds the CRDs and the kinds of the objects, a second
+// checks and prints one document at a time (objectStream). What it prints is
+// held in a spool until the last document is checked, so that nothing
+// reaches a pipeline when a document is bad.
 func (o *PruneOptions) Run() error {
-	in, err := o.inputs.Read(o.In)
+	kinds := newKindSet()
+	var nsErr error
+	in, err := o.inputs.Scan(o.In, func(d *document.Document) error {
+		kinds.Add(d)
+		if nsErr == nil {
+			nsErr = o.checkNamespace(d)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	loaded, err := in.fileCRDs()
-	if err != nil {
-		return err
-	}
+	defer in.Close()
 	in.warn(o.ErrOut)
-	// The objects kubectl sends: the items of Lists, one by one.
-	objects := in.Objects
-	o.inputs.warnNoObjects(o.ErrOut, objects)
-	fileCRDs := make([]*schema.CRD, len(loaded))
-	for i, c := range loaded {
+	o.inputs.warnNoObjects(o.ErrOut, in.Objects)
+	fileCRDs := make([]*schema.CRD, len(in.CRDs))
+	for i, c := range in.CRDs {
 		fileCRDs[i] = c.CRD
 	}
-	reg, err := registry(context.Background(), o.cluster, o.Offline, o.ErrOut, fileCRDs, objects)
+	reg, refused, err := registry(context.Background(), o.cluster, o.Offline, fileCRDs, kinds)
 	if err != nil {
 		return err
+	}
+	if len(refused) > 0 {
+		return o.refuseKinds(in, refused)
+	}
+	if nsErr != nil {
+		return nsErr
 	}
 	// Objects without a namespace go to -n, else (live) the context's namespace.
 	namespace, explicit := o.cluster.Namespace()
@@ -164,37 +176,50 @@ func (o *PruneOptions) Run() error {
 	if o.Offline && !explicit {
 		namespace = ""
 	}
-	if err := o.checkNamespaces(objects); err != nil {
+
+	out, err := o.newPruneOutput()
+	if err != nil {
 		return err
 	}
-
+	defer out.Close()
 	var (
-		results []*prune.Result
 		errs    []error
 		changed bool
 		invalid bool
+		done    int
 	)
 	opts := prune.Options{Defaults: o.Defaults, Validate: update.Validators{}, Namespace: requestNamespace}
-	o.progress = newProgress(o.ErrOut, len(objects), "objects")
-	for i, d := range objects {
-		o.progress.step(i)
-		res, err := prune.Document(d, reg, opts)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	o.progress = newProgress(o.ErrOut, in.Objects, "objects")
+	err = in.Documents(func(d *document.Document) error {
+		var results []*prune.Result
+		for _, obj := range d.Objects() {
+			o.progress.step(done)
+			done++
+			res, err := prune.Document(obj, reg, opts)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			checked := res.Status == prune.Checked || res.Status == prune.Invalid
+			if res.Object.Namespace == "" && checked && namespace != "" && namespaced(reg, res.Object) {
+				res.Object.Namespace = namespace // where kubectl apply puts it
+			}
+			results = append(results, res)
+			o.warn(res)
+			if len(res.Changes) > 0 {
+				changed = true
+			}
+			invalid = invalid || res.Status == prune.Invalid
 		}
-		checked := res.Status == prune.Checked || res.Status == prune.Invalid
-		if res.Object.Namespace == "" && checked && namespace != "" && namespaced(reg, res.Object) {
-			res.Object.Namespace = namespace // where kubectl apply puts it
+		if len(errs) > 0 {
+			return nil // nothing more is written: the run fails
 		}
-		results = append(results, res)
-		o.warn(res)
-		if len(res.Changes) > 0 {
-			changed = true
-		}
-		invalid = invalid || res.Status == prune.Invalid
-	}
+		return out.Add(d, results)
+	})
 	o.progress.clear()
+	if err != nil {
+		return err
+	}
 	if len(errs) > 0 {
 		// Nothing on stdout: a pipeline must not apply a half-checked stream.
 		for _, err := range errs[:len(errs)-1] {
@@ -202,73 +227,69 @@ func (o *PruneOptions) Run() error {
 		}
 		return inputError(errs[len(errs)-1])
 	}
-
-	var rewrites []rewrite
-	if o.InPlace || o.Diff {
-		if rewrites, err = o.planRewrites(in.Documents, results); err != nil {
-			return err
-		}
-	}
-	if o.Report != "" {
-		if err := o.writeReport(results, in.Warnings); err != nil {
-			return err
-		}
-	}
-	switch {
-	case o.InPlace || o.Diff:
-		if err := o.writeRewrites(rewrites); err != nil {
-			return err
-		}
-	case o.Report != "-":
-		if err := o.printObjects(in.Documents); err != nil {
-			return err
-		}
+	rewrote, err := out.Finish(in.Warnings)
+	if err != nil {
+		return err
 	}
 	// An object the server refuses is a finding whatever --fail-on-prune says: applying the
 	// output would fail. It is printed all the same, pruned: the output stays the input as
 	// the server sees it, and a pipeline that applies it gets the server's own refusal
 	// rather than a stream with an object silently missing.
-	if invalid || (o.FailOnPrune && changed) || (o.Diff && len(rewrites) > 0) {
+	if invalid || (o.FailOnPrune && changed) || (o.Diff && rewrote) {
 		return errFindings
 	}
 	return nil
 }
 
-// registry holds the schemas for the objects: the cluster's CRDs (listed
-// only when an object's kind is in none of the files), overridden by those
-// of --crd-file, overridden by those among the inputs. Objects of kinds the
-// cluster does not serve (offline: built-in kinds Kubernetes does not have)
-// are input errors, as kubectl apply would refuse them.
-func registry(ctx context.Context, c *cluster, offline bool, errOut io.Writer, fileCRDs []*schema.CRD, docs []*document.Document) (*schema.Registry, error) {
+// refuseKinds reports every object of a kind the cluster does not serve,
+// as kubectl apply refuses each, and fails the run before anything is pruned.
+func (o *PruneOptions) refuseKinds(in *objectStream, refused map[kindKey]string) error {
+	var errs []error
+	err := in.Documents(func(d *document.Document) error {
+		errs = append(errs, refusedObjects(d.Objects(), refused)...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return inputErrors(o.ErrOut, errs)
+}
+
+// registry holds the schemas for the objects of kinds: the cluster's CRDs
+// (listed only when a kind is in none of the files), overridden by those of
+// --crd-file, overridden by those among the inputs. The kinds the cluster
+// does not serve (offline: built-in kinds Kubernetes does not have) are
+// refused, each with why: kubectl apply would refuse their objects. When
+// built-in kinds are refused, nothing else is looked at.
+func registry(ctx context.Context, c *cluster, offline bool, fileCRDs []*schema.CRD, kinds kindSet) (*schema.Registry, map[kindKey]string, error) {
 	files := schema.NewRegistry()
 	for _, c := range fileCRDs {
 		files.Add(c)
 	}
-	if err := checkBuiltinKinds(c, offline, errOut, docs); err != nil {
-		return nil, err
+	if refused, err := builtinRefused(c, offline, kinds); err != nil || len(refused) > 0 {
+		return nil, refused, err
 	}
 	if offline {
-		return files, nil
+		return files, nil, nil
 	}
-	var unresolved []*document.Document
+	var unresolved []kindKey
 	wanted := map[runtimeschema.GroupKind]bool{}
-	for _, d := range docs {
-		ref := prune.Ref(d.Object)
-		if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) || builtin.IsBuiltin(ref.APIVersion) {
+	for _, k := range kinds.sorted() {
+		if schema.IsCRD(k.APIVersion, k.Kind) || builtin.IsBuiltin(k.APIVersion) {
 			continue
 		}
-		if _, ok := files.Lookup(ref.APIVersion, ref.Kind); !ok {
-			unresolved = append(unresolved, d)
-			gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
-			wanted[gv.WithKind(ref.Kind).GroupKind()] = true
+		if _, ok := files.Lookup(k.APIVersion, k.Kind); !ok {
+			unresolved = append(unresolved, k)
+			gv, _ := runtimeschema.ParseGroupVersion(k.APIVersion)
+			wanted[gv.WithKind(k.Kind).GroupKind()] = true
 		}
 	}
 	if len(unresolved) == 0 {
-		return files, nil
+		return files, nil, nil
 	}
 	live, err := c.CRDs(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reg := schema.NewRegistry()
 	for _, l := range live {
@@ -279,49 +300,83 @@ func registry(ctx context.Context, c *cluster, offline bool, errOut io.Writer, f
 	for _, f := range fileCRDs {
 		reg.Add(f)
 	}
-	var errs []error
-	for _, d := range unresolved {
-		ref := prune.Ref(d.Object)
-		if _, ok := reg.Lookup(ref.APIVersion, ref.Kind); ok {
+	refused := map[kindKey]string{}
+	for _, k := range unresolved {
+		if _, ok := reg.Lookup(k.APIVersion, k.Kind); ok {
 			continue
 		}
-		gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+		gv, err := runtimeschema.ParseGroupVersion(k.APIVersion)
 		if err != nil {
 			continue // prune.Document reports it with the line
 		}
-		served, err := c.Serves(gv.WithKind(ref.Kind))
+		served, err := c.Serves(gv.WithKind(k.Kind))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !served {
-			errs = append(errs, &document.InputError{Source: d.Source, Msg: fmt.Sprintf(
-				"%s: no CustomResourceDefinition defines kind %q in %s, on %s or in the inputs; the API server would refuse it (no matches for kind)",
-				ref, ref.Kind, ref.APIVersion, c.where())})
+			refused[k] = fmt.Sprintf(
+				"no CustomResourceDefinition defines kind %q in %s, on %s or in the inputs; the API server would refuse it (no matches for kind)",
+				k.Kind, k.APIVersion, c.where())
 		}
 	}
-	if len(errs) > 0 {
-		for _, err := range errs[:len(errs)-1] {
-			fmt.Fprintf(errOut, "error: %v\n", err)
-		}
-		return nil, inputError(errs[len(errs)-1])
-	}
-	return reg, nil
+	return reg, refused, nil
 }
 
-// checkNamespaces refuses objects whose namespace differs from an explicit
-// -n, with kubectl apply's message.
-func (o *PruneOptions) checkNamespaces(docs []*document.Document) error {
+// kindKey is the apiVersion and kind of an object, as written.
+type kindKey struct{ APIVersion, Kind string }
+
+// kindSet are the kinds of the objects of a run: what the schemas are
+// looked up for, and what kubectl maps.
+type kindSet map[kindKey]bool
+
+func newKindSet() kindSet { return kindSet{} }
+
+// Add adds the kind of d; an object without one is refused later, with its line.
+func (k kindSet) Add(d *document.Document) {
+	ref := prune.Ref(d.Object)
+	if ref.APIVersion != "" && ref.Kind != "" {
+		k[kindKey{ref.APIVersion, ref.Kind}] = true
+	}
+}
+
+func (k kindSet) sorted() []kindKey {
+	out := make([]kindKey, 0, len(k))
+	for key := range k {
+		out = append(out, key)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].APIVersion != out[j].APIVersion {
+			return out[i].APIVersion < out[j].APIVersion
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	return out
+}
+
+// refusedObjects are the errors for the objects of refused kinds, in order.
+func refusedObjects(docs []*document.Document, refused map[kindKey]string) []error {
+	var errs []error
+	for _, d := range docs {
+		ref := prune.Ref(d.Object)
+		if why, ok := refused[kindKey{ref.APIVersion, ref.Kind}]; ok {
+			errs = append(errs, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("%s: %s", ref, why)})
+		}
+	}
+	return errs
+}
+
+// checkNamespace refuses an object whose namespace differs from an
+// explicit -n, with kubectl apply's message.
+func (o *PruneOptions) checkNamespace(d *document.Document) error {
 	ns, explicit := o.cluster.Namespace()
 	if !explicit {
 		return nil
 	}
-	for _, d := range docs {
-		ref := prune.Ref(d.Object)
-		if ref.Namespace != "" && ref.Namespace != ns {
-			return inputError(&document.InputError{Source: d.Source, Msg: fmt.Sprintf(
-				"the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
-				ref.Namespace, ns, ref.Namespace)})
-		}
+	ref := prune.Ref(d.Object)
+	if ref.Namespace != "" && ref.Namespace != ns {
+		return inputError(&document.InputError{Source: d.Source, Msg: fmt.Sprintf(
+			"the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
+			ref.Namespace, ns, ref.Namespace)})
 	}
 	return nil
 }
@@ -410,69 +465,4 @@ func marshalJSON(v interface{}, indent string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func (o *PruneOptions) writeReport(results []*prune.Result, warnings []inputWarning) error {
-	report := pruneReport{Items: results, Warnings: warnings}
-	if report.Items == nil {
-		report.Items = []*prune.Result{}
-	}
-	if report.Warnings == nil {
-		report.Warnings = []inputWarning{}
-	}
-	b, err := marshalJSON(report, "  ")
-	if err != nil {
-		return err
-	}
-	// The user named this file: failing to write it is no bad input.
-	if o.Report == "-" {
-		_, err = o.Out.Write(b)
-	} else {
-		err = safewrite.WriteFile(o.Report, b)
-	}
-	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("--report: %w", err)}
-	}
-	return nil
-}
-
-func (o *PruneOptions) printObjects(docs []*document.Document) error {
-	if o.Output == "json" {
-		items := make([]interface{}, 0, len(docs))
-		for _, d := range objectsOf(docs) {
-			obj, err := d.Reparse()
-			if err != nil {
-				return err
-			}
-			items = append(items, obj)
-		}
-		enc := json.NewEncoder(o.Out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items})
-	}
-	var buf bytes.Buffer
-	for i, d := range docs {
-		b, err := d.Encode()
-		if err != nil {
-			return err
-		}
-		// A List is written once, with the edits of all its items.
-		if note, err := d.Reformatted(); err != nil {
-			return err
-		} else if note != "" {
-			fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source)
-		}
-		if i > 0 {
-			buf.WriteString("---\n")
-		}
-		buf.Write(b)
-		// A document at the end of a file may lack the final newline; it
-		// needs one only when another document follows.
-		if len(b) > 0 && b[len(b)-1] != '\n' && i < len(docs)-1 {
-			buf.WriteByte('\n')
-		}
-	}
-	_, err := io.Copy(o.Out, &buf)
-	return err
 }

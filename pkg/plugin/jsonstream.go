@@ -1,0 +1,113 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+)
+
+// jsonArray writes a JSON array one element at a time, byte for byte as
+// marshalJSON with indent "  " writes it whole when the array is at depth
+// levels of the document, so that a report or a List of any length is
+// written without holding it.
+type jsonArray struct {
+	w      io.Writer
+	prefix string // of the array's own lines
+	n      int
+	err    error
+}
+
+func newJSONArray(w io.Writer, depth int) *jsonArray {
+	return &jsonArray{w: w, prefix: string(bytes.Repeat([]byte("  "), depth))}
+}
+
+// Add writes the next element.
+func (a *jsonArray) Add(v interface{}) {
+	if a.err != nil {
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(a.prefix+"  ", "  ")
+	if a.err = enc.Encode(v); a.err != nil {
+		return
+	}
+	sep := ",\n"
+	if a.n == 0 {
+		sep = "[\n"
+	}
+	a.n++
+	a.write(sep + a.prefix + "  ")
+	a.write(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+}
+
+// Close ends the array; the error is the first of any write or encoding.
+func (a *jsonArray) Close() error {
+	if a.n == 0 {
+		a.write("[]")
+	} else {
+		a.write("\n" + a.prefix + "]")
+	}
+	return a.err
+}
+
+func (a *jsonArray) write(s string) {
+	if a.err == nil {
+		_, a.err = io.WriteString(a.w, s)
+	}
+}
+
+// jsonObjectWriter writes a JSON object whose members are written in key
+// order (as encoding/json orders a map's keys) by the caller, each value
+// either whole or as a jsonArray.
+type jsonObjectWriter struct {
+	w   io.Writer
+	n   int
+	err error
+}
+
+// Key starts the member key; its value follows.
+func (o *jsonObjectWriter) Key(k string) {
+	sep := ",\n  "
+	if o.n == 0 {
+		sep = "{\n  "
+	}
+	o.n++
+	kb, _ := json.Marshal(k)
+	o.write(sep + string(kb) + ": ")
+}
+
+// Value writes a whole value after Key.
+func (o *jsonObjectWriter) Value(v interface{}) {
+	if o.err != nil {
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
+	if o.err = enc.Encode(v); o.err == nil {
+		o.write(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+	}
+}
+
+// Array writes an array value after Key, an element at a time.
+func (o *jsonObjectWriter) Array() *jsonArray { return newJSONArray(o.w, 1) }
+
+// Close ends the object and the document.
+func (o *jsonObjectWriter) Close() error {
+	if o.n == 0 {
+		o.write("{")
+	} else {
+		o.write("\n")
+	}
+	o.write("}\n")
+	return o.err
+}
+
+func (o *jsonObjectWriter) write(s string) {
+	if o.err == nil {
+		_, o.err = io.WriteString(o.w, s)
+	}
+}

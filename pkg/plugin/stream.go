@@ -1,0 +1,237 @@
+package plugin
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+)
+
+// objectStream reads the inputs of a command that streams in two passes, so
+// that memory is bounded by the largest document, not by the input. Scan,
+// the first pass, reads everything once and keeps only what the checks need
+// before the first object: the CRDs, the warnings, a count, and what its
+// caller's visit keeps of each object (their kinds). Documents, the second,
+// reads the documents of -f again, one at a time, to check and print them.
+//
+// Small inputs are kept from the first pass, not read again: one parse per
+// document. A large one is read again from its files, and what cannot be
+// read twice (standard input, a FIFO, a process substitution) from a spool
+// the first pass wrote on disk.
+type objectStream struct {
+	// CRDs are those of --crd-file, then those among the objects, as
+	// inputDocs.fileCRDs has them.
+	CRDs []*loadedCRD
+	// Warnings are those of the documents as read, then the CRDs defined twice.
+	Warnings []inputWarning
+	// Objects counts the objects of -f (the items of Lists one by one).
+	Objects int
+
+	inputs   []rereadable
+	kept     []*document.Document // the documents of -f as read, while keeping
+	keptSize int
+	keeping  bool
+
+	crds crdSet
+}
+
+// keepBytes is how much document text the first pass keeps for the second
+// rather than read it again: parsed, with its node tree, a document takes
+// some 30 times its text on the heap.
+const keepBytes = 2 << 20
+
+// rereadable is an input of -f as the second pass reads it: a regular file
+// again by its name, anything else from the spool the first pass filled.
+type rereadable struct {
+	name  string
+	spool *safewrite.Spool
+}
+
+// Scan reads every input once (see objectStream); visit sees each object of
+// -f, the items of Lists one by one, and may stop the scan with an error.
+// The caller closes the stream.
+func (f *inputFlags) Scan(stdin io.Reader, visit func(*document.Document) error) (*objectStream, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	s := &objectStream{keeping: true}
+	for _, src := range f.sources(&inputDocs{}) {
+		objects := src.flag == "-f"
+		if src.flag == "--old" {
+			continue // no streaming command has old objects
+		}
+		for _, name := range src.names {
+			files := []string{"-"}
+			if name != "-" {
+				var err error
+				if files, err = document.Files(name, f.Recursive); err != nil {
+					s.Close()
+					return nil, inputError(err)
+				}
+			}
+			for _, file := range files {
+				if err := s.scanFile(file, stdin, objects, visit); err != nil {
+					s.Close()
+					return nil, err
+				}
+			}
+		}
+	}
+	// Reading errors come first, then the CRDs the server would refuse.
+	if s.crds.err != nil {
+		s.Close()
+		return nil, s.crds.err
+	}
+	s.CRDs = s.crds.list
+	s.Warnings = append(s.Warnings, s.crds.twice...)
+	return s, nil
+}
+
+// scanFile reads one file of an input flag (- for stdin).
+func (s *objectStream) scanFile(name string, stdin io.Reader, objects bool, visit func(*document.Document) error) error {
+	in, again, err := s.open(name, stdin, objects)
+	if err != nil {
+		return inputError(err)
+	}
+	if c, ok := in.(io.Closer); ok {
+		defer c.Close()
+	}
+	if objects {
+		s.inputs = append(s.inputs, again)
+	}
+	r := document.NewReader(in, name)
+	for {
+		d, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return inputError(err)
+		}
+		holders := d.Objects() // a List's items hold their own warnings
+		if d.IsList() {
+			holders = append([]*document.Document{d}, holders...)
+		}
+		for _, o := range holders {
+			for _, w := range o.Warnings {
+				s.Warnings = append(s.Warnings, inputWarning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
+			}
+		}
+		for _, o := range d.Objects() {
+			s.crds.add(o)
+			if !objects {
+				continue
+			}
+			s.Objects++
+			if err := visit(o); err != nil {
+				return err
+			}
+		}
+		if objects && s.keeping {
+			s.keptSize += len(d.Raw())
+			s.kept = append(s.kept, d)
+			if s.keptSize > keepBytes {
+				s.keeping, s.kept = false, nil
+			}
+		}
+	}
+}
+
+// open opens a file for the first pass. A regular file is read again by
+// its name; anything else is copied to a spool as it is read.
+func (s *objectStream) open(name string, stdin io.Reader, objects bool) (io.Reader, rereadable, error) {
+	again := rereadable{name: name}
+	var in io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, again, err
+		}
+		info, err := f.Stat()
+		if err != nil || info.Mode().IsRegular() || !objects {
+			return f, again, err
+		}
+		in = f
+	} else if !objects {
+		return stdin, again, nil
+	}
+	spool, err := safewrite.NewSpool()
+	if err != nil {
+		return nil, again, &ExitError{Code: ExitInternal, Err: fmt.Errorf("a spool for %s: %w", name, err)}
+	}
+	again.spool = spool
+	if f, ok := in.(*os.File); ok && name != "-" {
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.TeeReader(f, spool), f}, again, nil
+	}
+	return io.TeeReader(in, spool), again, nil
+}
+
+// Documents calls fn with each document of -f as read, in order: the kept
+// ones, or each read again.
+func (s *objectStream) Documents(fn func(*document.Document) error) error {
+	if s.keeping {
+		for _, d := range s.kept {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, in := range s.inputs {
+		if err := in.each(fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// each reads the documents of one input again.
+func (in rereadable) each(fn func(*document.Document) error) error {
+	var r io.Reader
+	if in.spool != nil {
+		if err := in.spool.Rewind(); err != nil {
+			return &ExitError{Code: ExitInternal, Err: err}
+		}
+		r = in.spool
+	} else {
+		f, err := os.Open(in.name)
+		if err != nil {
+			return inputError(err)
+		}
+		defer f.Close()
+		r = f
+	}
+	rd := document.NewReader(r, in.name)
+	for {
+		d, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			// Read once already: the file changed in between.
+			return inputError(fmt.Errorf("%w (read again: did the file change during the run?)", err))
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+}
+
+// Close removes the spools.
+func (s *objectStream) Close() {
+	for _, in := range s.inputs {
+		if in.spool != nil {
+			in.spool.Close()
+		}
+	}
+	s.inputs = nil
+}
+
+// warn prints the warnings about the inputs, kubectl-style.
+func (s *objectStream) warn(w io.Writer) { printWarnings(w, s.Warnings) }
