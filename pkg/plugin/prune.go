@@ -19,7 +19,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // PruneOptions are the options of "kubectl crd prune".
@@ -174,7 +174,7 @@ func (o *PruneOptions) Run() error {
 		changed bool
 		invalid bool
 	)
-	opts := prune.Options{Defaults: o.Defaults, Validate: update.Validators{}, Namespace: requestNamespace}
+	opts := prune.Options{Defaults: o.Defaults, Validate: strategy.Validators{}, Namespace: requestNamespace}
 	o.progress = newProgress(o.ErrOut, len(objects), "objects")
 	for i, d := range objects {
 		o.progress.step(i)

@@ -260,9 +260,10 @@ func (c *CRD) ClusterScoped() bool { return c.Object.Spec.Scope == apiextensions
 // FromObject decodes obj, a decoded document, when it is a
 // CustomResourceDefinition (ok false otherwise: no work for other objects),
 // and refuses what the API server refuses: an unsupported apiVersion, and
-// a CRD its validation refuses (an *InvalidError, with the server's errors).
-func FromObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
-	crd, ok, err = DecodeObject(obj)
+// a CRD its validation v refuses (an *InvalidError, with the server's
+// errors).
+func FromObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool, err error) {
+	crd, ok, err = DecodeObject(obj, v)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
@@ -273,8 +274,9 @@ func FromObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
 }
 
 // DecodeObject is FromObject without refusing what the server's validation
-// refuses: Invalid tells that, for a report of it.
-func DecodeObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
+// refuses: Invalid tells that, for a report of it. A nil v validates
+// nothing, as for a CRD of a cluster.
+func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool, err error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if !IsCRD(apiVersion, kind) {
@@ -287,9 +289,13 @@ func DecodeObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
 	var validate func(*apiextensionsv1.CustomResourceDefinition) field.ErrorList
 	switch apiVersion {
 	case "apiextensions.k8s.io/v1":
-		validate = ValidateCreate
+		if v != nil {
+			validate = v.ValidateCRDCreate
+		}
 	case "apiextensions.k8s.io/v1beta1":
-		validate = ValidateLegacy
+		if v != nil {
+			validate = v.ValidateCRDLegacy
+		}
 	default:
 		return nil, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
 	}

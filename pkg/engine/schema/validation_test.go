@@ -15,6 +15,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // crdWith is a CRD of foos.example.com whose spec.versions (and any other
@@ -150,7 +151,7 @@ func TestInvalid(t *testing.T) {
 				t.Fatalf("upstream refuses with other fields than the case states (-case +upstream):\n%s\n%s", diff, strings.Join(want, "\n"))
 			}
 
-			c, ok, err := schema.DecodeObject(obj)
+			c, ok, err := schema.DecodeObject(obj, strategy.Validators{})
 			if err != nil || !ok {
 				t.Fatalf("DecodeObject: %v, %v", ok, err)
 			}
@@ -163,7 +164,7 @@ func TestInvalid(t *testing.T) {
 			}
 
 			// FromObject refuses exactly these, in one *InvalidError.
-			_, ok, err = schema.FromObject(obj)
+			_, ok, err = schema.FromObject(obj, strategy.Validators{})
 			var invalid *schema.InvalidError
 			switch {
 			case !ok:

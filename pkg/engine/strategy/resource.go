@@ -1,4 +1,4 @@
-package update
+package strategy
 
 import (
 	"fmt"
@@ -36,8 +36,11 @@ type strategy interface {
 	rest.RESTUpdateStrategy
 }
 
-// Validators builds the validator of each CRD version once, when first
-// asked for it (it compiles the CEL rules), by CRD name and version.
+// Validators is the API server's validation of CustomResourceDefinitions
+// and of custom resources: what the engine knows as schema.CRDValidator,
+// prune.CreateValidator and update.UpdateValidator. It builds the
+// validator of each CRD version once, when first asked for it (it compiles
+// the CEL rules), by CRD name and version.
 type Validators map[string]*Validator
 
 // For returns the validator of a served version of crd.
