@@ -6,7 +6,6 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -30,14 +29,14 @@ func init() {
 	apiextensionsinstall.Install(scheme)
 }
 
-// CRDGroupKind is the GroupKind of CustomResourceDefinition objects.
-var CRDGroupKind = runtimeschema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}
+// crdGroupKind is the GroupKind of CustomResourceDefinition objects.
+var crdGroupKind = runtimeschema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}
 
 // IsCRD reports whether apiVersion and kind name a CustomResourceDefinition
 // of a version this package can read.
 func IsCRD(apiVersion, kind string) bool {
 	gv, err := runtimeschema.ParseGroupVersion(apiVersion)
-	return err == nil && gv.Group == CRDGroupKind.Group && kind == CRDGroupKind.Kind
+	return err == nil && gv.Group == crdGroupKind.Group && kind == crdGroupKind.Kind
 }
 
 // DecodeCRD decodes a CustomResourceDefinition in apiextensions.k8s.io/v1 or
@@ -202,19 +201,6 @@ func (r *Registry) Lookup(apiVersion, kind string) (*CRD, bool) {
 	}
 	c, ok := r.byGK[runtimeschema.GroupKind{Group: gv.Group, Kind: kind}]
 	return c, ok
-}
-
-// Len is the number of registered CRDs.
-func (r *Registry) Len() int { return len(r.byGK) }
-
-// CRDs lists the registered CRDs sorted by name.
-func (r *Registry) CRDs() []*CRD {
-	out := make([]*CRD, 0, len(r.byGK))
-	for _, c := range r.byGK {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
-	return out
 }
 
 // StorageVersion is the version the server stores objects in ("" if none is marked).

@@ -49,7 +49,7 @@ func (vs Validators) For(crd *schema.CRD, version string) (*Validator, error) {
 	if v, ok := vs[key]; ok {
 		return v, nil
 	}
-	v, err := NewValidator(crd, version)
+	v, err := newValidator(crd, version)
 	if err != nil {
 		return nil, err
 	}
@@ -69,8 +69,8 @@ func (vs Validators) ValidateCreate(crd *schema.CRD, version string, obj map[str
 	return v.ValidateCreate(obj, namespace), nil
 }
 
-// NewValidator builds the validator of a served version of crd.
-func NewValidator(crd *schema.CRD, version string) (*Validator, error) {
+// newValidator builds the validator of a served version of crd.
+func newValidator(crd *schema.CRD, version string) (*Validator, error) {
 	v, ok := crd.Version(version)
 	if !ok {
 		return nil, fmt.Errorf("CustomResourceDefinition %s has no version %q", crd.Name(), version)
