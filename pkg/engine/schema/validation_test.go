@@ -193,6 +193,20 @@ func TestInvalidNotForClusterCRDs(t *testing.T) {
 	if err := c.InvalidErr(); err != nil {
 		t.Errorf("InvalidErr() = %v", err)
 	}
+	// Nor is one decoded without a validator; with one, it is refused.
+	var obj map[string]interface{}
+	if err := sigsyaml.Unmarshal([]byte(tt.crd), &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []schema.CRDValidator{nil, strategy.Validators{}} {
+		c, _, err := schema.DecodeObject(obj, v)
+		if err != nil {
+			t.Fatalf("DecodeObject: %v", err)
+		}
+		if errs := c.Invalid(); (v == nil) != (errs == nil) {
+			t.Errorf("DecodeObject with validator %T: Invalid() = %v", v, errs)
+		}
+	}
 }
 
 func uniq(s []string) []string {
