@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -164,7 +165,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	addCRD := func(d *document.Document) error {
 		// A CRD the API server refuses is bad input: it fails the run
 		// whatever failOn says, as the apply would fail.
-		crd, ok, err := schema.FromObject(d.Object)
+		crd, ok, err := schema.FromObject(d.Object, strategy.Validators{})
 		if err != nil {
 			return fmt.Errorf("%s: %v", d.Source, err)
 		}
@@ -260,7 +261,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 
 	doPrune := c.Prune == nil || *c.Prune
-	validators := update.Validators{}
+	validators := strategy.Validators{}
 	out := make([]*yaml.RNode, len(items))
 	copy(out, items)
 	for i, doc := range docs {
@@ -371,7 +372,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 
 // checkUpdate is check-update on one object: what the server, and the
 // mutability markers of its CRD file, refuse of updating old to new.
-func checkUpdate(old *document.Document, new map[string]interface{}, crd *schema.CRD, markers crdMarkers, validators update.Validators) ([]update.Finding, error) {
+func checkUpdate(old *document.Document, new map[string]interface{}, crd *schema.CRD, markers crdMarkers, validators strategy.Validators) ([]update.Finding, error) {
 	gv, err := runtimeschema.ParseGroupVersion(prune.Ref(new).APIVersion)
 	if err != nil {
 		return nil, err

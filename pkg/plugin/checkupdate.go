@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -195,7 +196,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		namespace = ""
 	}
 
-	validators := update.Validators{}
+	validators := strategy.Validators{}
 	var report updateReport
 	refused := false
 	for _, d := range docs {

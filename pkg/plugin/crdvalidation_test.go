@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 const invalidCRD = "testdata/bad/two-storage-crd.yaml"
@@ -17,7 +18,7 @@ const invalidCRD = "testdata/bad/two-storage-crd.yaml"
 func refusal(t *testing.T, file string) (where string, msg string) {
 	t.Helper()
 	d := mustDoc(t, file)
-	_, _, err := schema.FromObject(d.Object)
+	_, _, err := schema.FromObject(d.Object, strategy.Validators{})
 	if err == nil {
 		t.Fatalf("%s: the engine accepts the CRD", file)
 	}
@@ -59,7 +60,7 @@ func TestRefusedCRD(t *testing.T) {
 	if r.code != ExitFindings {
 		t.Errorf("explain-structural: exit %d, want %d: %s", r.code, ExitFindings, r.stderr)
 	}
-	c, _, _ := schema.DecodeObject(mustDoc(t, invalidCRD).Object)
+	c, _, _ := schema.DecodeObject(mustDoc(t, invalidCRD).Object, strategy.Validators{})
 	head := "CustomResourceDefinition foos.example.com (" + where + "): structural, but the API server refuses it (2 errors)\n" +
 		"  refused by the API server's validation of CustomResourceDefinitions:\n"
 	for _, e := range c.Invalid() {

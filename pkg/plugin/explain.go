@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -161,7 +162,7 @@ func (o *ExplainStructuralOptions) Run() error {
 	in.warn(o.ErrOut)
 	for _, d := range in.Objects {
 		// Not crdOf: a CRD the server refuses is reported, not an input error.
-		c, ok, err := schema.DecodeObject(d.Object)
+		c, ok, err := schema.DecodeObject(d.Object, strategy.Validators{})
 		if err != nil {
 			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
 		}

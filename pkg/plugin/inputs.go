@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // inputFlags are the file inputs of a command: the objects (-f), the CRDs
@@ -250,7 +251,7 @@ type loadedCRD struct {
 // crdOf decodes a document that is a CustomResourceDefinition; ok is false
 // for other documents.
 func crdOf(d *document.Document) (*loadedCRD, bool, error) {
-	crd, ok, err := schema.FromObject(d.Object)
+	crd, ok, err := schema.FromObject(d.Object, strategy.Validators{})
 	if err != nil {
 		return nil, true, &document.InputError{Source: d.Source, Msg: err.Error()}
 	}

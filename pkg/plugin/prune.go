@@ -18,7 +18,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // PruneOptions are the options of "kubectl crd prune".
@@ -188,7 +188,7 @@ func (o *PruneOptions) Run() error {
 		invalid bool
 		done    int
 	)
-	opts := prune.Options{Defaults: o.Defaults, Validate: update.Validators{}, Namespace: requestNamespace}
+	opts := prune.Options{Defaults: o.Defaults, Validate: strategy.Validators{}, Namespace: requestNamespace}
 	o.progress = newProgress(o.ErrOut, in.Objects, "objects")
 	err = in.Documents(func(d *document.Document) error {
 		var results []*prune.Result

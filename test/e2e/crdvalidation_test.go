@@ -28,6 +28,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // crdValidationDir holds one CRD a file: the API server accepts those of
@@ -282,7 +283,7 @@ func TestCRDValidationCorpus(t *testing.T) {
 			continue
 		}
 		for _, d := range docs {
-			c, ok, err := schema.DecodeObject(d.Object)
+			c, ok, err := schema.DecodeObject(d.Object, strategy.Validators{})
 			if !ok || err != nil {
 				continue // not a CRD; decoding is compared by the engine's corpus test
 			}

@@ -10,15 +10,15 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// MaxRequestBodyBytes is the largest request body the API server reads by
+// maxRequestBodyBytes is the largest request body the API server reads by
 // default (k8s.io/apiserver's server.NewConfig: MaxRequestBodyBytes, 3 MiB,
 // twice etcd's recommended request size); over it, a create or update is
 // answered 413 and the object is never stored.
-const MaxRequestBodyBytes = 3 * 1024 * 1024
+const maxRequestBodyBytes = 3 * 1024 * 1024
 
 // serverRefusal is the server's answer to a body over the limit, in its words.
 func serverRefusal() string {
-	err := apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
+	err := apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxRequestBodyBytes))
 	return fmt.Sprintf("%d %q", http.StatusRequestEntityTooLarge, err.Error())
 }
 
@@ -56,7 +56,7 @@ func checkAliases(n *kyaml.Node, src Source) error {
 	s := aliasSizer{expanded: map[*kyaml.Node]int64{}, plain: map[*kyaml.Node]int64{}}
 	total := s.size(n, true)
 	extra := total - s.size(n, false)
-	if extra <= MaxRequestBodyBytes {
+	if extra <= maxRequestBodyBytes {
 		return nil
 	}
 	return &InputError{Source: src, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
@@ -131,7 +131,7 @@ func (s *aliasSizer) size(n *kyaml.Node, expand bool) int64 {
 // JSON size from above: only when it is near the limit is anything encoded
 // again.
 func (d *Document) checkSize(upTo int) error {
-	if upTo < MaxRequestBodyBytes {
+	if upTo < maxRequestBodyBytes {
 		return nil
 	}
 	objs := []*Document{d}
@@ -143,7 +143,7 @@ func (d *Document) checkSize(upTo int) error {
 		if err != nil {
 			return &InputError{Source: o.Source, Msg: err.Error()}
 		}
-		if body := len(b) + 1; body > MaxRequestBodyBytes {
+		if body := len(b) + 1; body > maxRequestBodyBytes {
 			return &InputError{Source: o.Source, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
 				"kubectl sends this object in a request body of %d bytes, more than the API server reads (3 MiB by default): it answers %s",
 				body, serverRefusal())}

@@ -1,94 +1,16 @@
 package document
 
+// Text splice, the second tier: edits made on the lines of the text, so
+// that every line an edit does not touch stays byte for byte as it was.
+
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
-
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 )
-
-// Edit is one change to apply to a document: remove the object field at
-// Path, or set it to Value (a JSON value).
-type Edit struct {
-	Path   fieldpath.Path
-	Remove bool
-	Value  interface{}
-}
-
-// Apply makes the edits and checks that the document then reads back
-// (as kubectl reads it) exactly as want. It first edits the text itself, so
-// that every line not touched by an edit stays byte for byte as it was
-// (comments, blank lines, quoting, block scalars); where a text edit is not
-// possible (flow-style collections, list items) it edits the YAML node tree,
-// which keeps comments and key order; and as a last resort it writes the
-// document again from want. The returned note says why it had to fall back.
-//
-// The edits of an item of a List are made when the List is written, all at
-// once: the note is then the List's (see Reformatted).
-func (d *Document) Apply(edits []Edit, want map[string]interface{}) (note string, err error) {
-	if d.item != nil {
-		d.item.apply(edits, want)
-		return "", nil
-	}
-	return d.applyEdits(edits, want)
-}
-
-func (d *Document) applyEdits(edits []Edit, want map[string]interface{}) (note string, err error) {
-	if len(edits) == 0 {
-		return "", nil
-	}
-	text, serr := d.splice(edits)
-	if serr == nil {
-		if serr = readsBackAs(text, want); serr == nil {
-			d.out, d.edited = text, true
-			return "", nil
-		}
-	}
-	var nerr error
-	for _, e := range edits {
-		if e.Remove {
-			nerr = d.Remove(e.Path)
-		} else {
-			nerr = d.Set(e.Path, e.Value)
-		}
-		if nerr != nil {
-			break
-		}
-	}
-	if nerr == nil {
-		var b []byte
-		if b, nerr = d.Encode(); nerr == nil {
-			if nerr = readsBackAs(b, want); nerr == nil {
-				return "", nil
-			}
-		}
-	}
-	if err := d.ReplaceWith(want); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("written again without comments: %v", nerr), nil
-}
-
-func readsBackAs(b []byte, want map[string]interface{}) error {
-	js, err := sigsyaml.YAMLToJSON(b)
-	if err != nil {
-		return err
-	}
-	got, err := decodeObject(js)
-	if err != nil {
-		return err
-	}
-	if !reflect.DeepEqual(got, want) {
-		return fmt.Errorf("the edited YAML does not read back as the stored object")
-	}
-	return nil
-}
 
 // textEdit replaces lines [from, to) (0-based, within the chunk) by repl.
 type textEdit struct {
@@ -190,63 +112,6 @@ func (d *Document) splice(edits []Edit) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// entry finds the block-mapping entry at p: its key, value and mapping.
-func (d *Document) entry(p fieldpath.Path) (key, value, mapping *kyaml.Node, err error) {
-	if len(p) == 0 || p[len(p)-1].IsIndex {
-		return nil, nil, nil, fmt.Errorf("%s: not an object field", p)
-	}
-	value, key, mapping, viaAlias, err := d.locate(p)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if viaAlias || mapping.Style&kyaml.FlowStyle != 0 || mapping.Kind != kyaml.MappingNode {
-		return nil, nil, nil, fmt.Errorf("%s: not in a block mapping", p)
-	}
-	return key, value, mapping, nil
-}
-
-func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
-
-func isBlank(line string) bool { return strings.TrimSpace(line) == "" }
-
-// entryEnd returns the 0-based index of the last line of the mapping entry
-// whose key is on line k (0-based) at column col (0-based): the following
-// lines that are more indented, and, for a sequence value written at the
-// key's own indentation, its "- " items; trailing blank lines excluded.
-func entryEnd(lines []string, k, col int, seqValue bool) int {
-	end := k
-	for i := k + 1; i < len(lines); i++ {
-		l := lines[i]
-		if isBlank(l) {
-			continue
-		}
-		ind := indentOf(l)
-		rest := strings.TrimSpace(l)
-		switch {
-		case ind > col:
-		case ind == col && seqValue && (rest == "-" || strings.HasPrefix(rest, "- ")):
-		default:
-			return end
-		}
-		end = i
-	}
-	return end
-}
-
-// headComments returns the index of the first line of the comment block
-// directly above line k at the same indentation (k when there is none).
-func headComments(lines []string, k, col int) int {
-	first := k
-	for i := k - 1; i >= 0; i-- {
-		l := lines[i]
-		if indentOf(l) != col || !strings.HasPrefix(strings.TrimSpace(l), "#") {
-			break
-		}
-		first = i
-	}
-	return first
-}
-
 func (d *Document) textEditFor(lines []string, e Edit) (textEdit, error) {
 	if !e.Remove && !e.Path[len(e.Path)-1].IsIndex {
 		if _, _, _, _, err := d.locate(e.Path); err != nil {
@@ -312,42 +177,44 @@ func (d *Document) textInsert(lines []string, e Edit) (textEdit, error) {
 	return textEdit{from: end + 1, to: end + 1, repl: repl}, nil
 }
 
-func nextKey(mapping, key *kyaml.Node) *kyaml.Node {
-	for j := 0; j+3 < len(mapping.Content); j += 2 {
-		if mapping.Content[j] == key {
-			return mapping.Content[j+2]
+// entryEnd returns the 0-based index of the last line of the mapping entry
+// whose key is on line k (0-based) at column col (0-based): the following
+// lines that are more indented, and, for a sequence value written at the
+// key's own indentation, its "- " items; trailing blank lines excluded.
+func entryEnd(lines []string, k, col int, seqValue bool) int {
+	end := k
+	for i := k + 1; i < len(lines); i++ {
+		l := lines[i]
+		if isBlank(l) {
+			continue
 		}
+		ind := indentOf(l)
+		rest := strings.TrimSpace(l)
+		switch {
+		case ind > col:
+		case ind == col && seqValue && (rest == "-" || strings.HasPrefix(rest, "- ")):
+		default:
+			return end
+		}
+		end = i
 	}
-	return nil
+	return end
 }
 
-// encodeEntry renders "key: value" in block style, indented by col spaces.
-func encodeEntry(key string, v interface{}, col int, lineComment string) ([]string, error) {
-	valueNode, err := toNode(v)
-	if err != nil {
-		return nil, err
+// headComments returns the index of the first line of the comment block
+// directly above line k at the same indentation (k when there is none).
+func headComments(lines []string, k, col int) int {
+	first := k
+	for i := k - 1; i >= 0; i-- {
+		l := lines[i]
+		if indentOf(l) != col || !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			break
+		}
+		first = i
 	}
-	if lineComment != "" && valueNode.Kind == kyaml.ScalarNode {
-		valueNode.LineComment = lineComment
-	}
-	m := &kyaml.Node{Kind: kyaml.MappingNode, Content: []*kyaml.Node{
-		{Kind: kyaml.ScalarNode, Tag: kyaml.NodeTagString, Value: key}, valueNode,
-	}}
-	var buf bytes.Buffer
-	enc := kyaml.NewEncoder(&buf)
-	if err := enc.Encode(m); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	pad := strings.Repeat(" ", col)
-	out := strings.SplitAfter(buf.String(), "\n")
-	if out[len(out)-1] == "" {
-		out = out[:len(out)-1]
-	}
-	for i := range out {
-		out[i] = pad + out[i]
-	}
-	return out, nil
+	return first
 }
+
+func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
+
+func isBlank(line string) bool { return strings.TrimSpace(line) == "" }

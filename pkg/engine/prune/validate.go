@@ -14,8 +14,8 @@ import (
 
 // CreateValidator is the API server's validation of a create of a custom
 // resource of crd in version: obj as the request decoding leaves it, sent
-// to namespace when it has none. update.Validators is the one to use (it
-// imports this package, hence the interface).
+// to namespace when it has none. strategy.Validators is the one to use (the
+// server's registry code brings client-go and etcd, hence the interface).
 type CreateValidator interface {
 	ValidateCreate(crd *schema.CRD, version string, obj map[string]interface{}, namespace string) (field.ErrorList, error)
 }

@@ -6,7 +6,6 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -30,14 +29,14 @@ func init() {
 	apiextensionsinstall.Install(scheme)
 }
 
-// CRDGroupKind is the GroupKind of CustomResourceDefinition objects.
-var CRDGroupKind = runtimeschema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}
+// crdGroupKind is the GroupKind of CustomResourceDefinition objects.
+var crdGroupKind = runtimeschema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}
 
 // IsCRD reports whether apiVersion and kind name a CustomResourceDefinition
 // of a version this package can read.
 func IsCRD(apiVersion, kind string) bool {
 	gv, err := runtimeschema.ParseGroupVersion(apiVersion)
-	return err == nil && gv.Group == CRDGroupKind.Group && kind == CRDGroupKind.Kind
+	return err == nil && gv.Group == crdGroupKind.Group && kind == crdGroupKind.Kind
 }
 
 // DecodeCRD decodes a CustomResourceDefinition in apiextensions.k8s.io/v1 or
@@ -204,19 +203,6 @@ func (r *Registry) Lookup(apiVersion, kind string) (*CRD, bool) {
 	return c, ok
 }
 
-// Len is the number of registered CRDs.
-func (r *Registry) Len() int { return len(r.byGK) }
-
-// CRDs lists the registered CRDs sorted by name.
-func (r *Registry) CRDs() []*CRD {
-	out := make([]*CRD, 0, len(r.byGK))
-	for _, c := range r.byGK {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
-	return out
-}
-
 // StorageVersion is the version the server stores objects in ("" if none is marked).
 func (c *CRD) StorageVersion() string {
 	for _, v := range c.Object.Spec.Versions {
@@ -260,9 +246,10 @@ func (c *CRD) ClusterScoped() bool { return c.Object.Spec.Scope == apiextensions
 // FromObject decodes obj, a decoded document, when it is a
 // CustomResourceDefinition (ok false otherwise: no work for other objects),
 // and refuses what the API server refuses: an unsupported apiVersion, and
-// a CRD its validation refuses (an *InvalidError, with the server's errors).
-func FromObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
-	crd, ok, err = DecodeObject(obj)
+// a CRD its validation v refuses (an *InvalidError, with the server's
+// errors).
+func FromObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool, err error) {
+	crd, ok, err = DecodeObject(obj, v)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
@@ -273,8 +260,9 @@ func FromObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
 }
 
 // DecodeObject is FromObject without refusing what the server's validation
-// refuses: Invalid tells that, for a report of it.
-func DecodeObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
+// refuses: Invalid tells that, for a report of it. A nil v validates
+// nothing, as for a CRD of a cluster.
+func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool, err error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if !IsCRD(apiVersion, kind) {
@@ -287,9 +275,13 @@ func DecodeObject(obj map[string]interface{}) (crd *CRD, ok bool, err error) {
 	var validate func(*apiextensionsv1.CustomResourceDefinition) field.ErrorList
 	switch apiVersion {
 	case "apiextensions.k8s.io/v1":
-		validate = ValidateCreate
+		if v != nil {
+			validate = v.ValidateCRDCreate
+		}
 	case "apiextensions.k8s.io/v1beta1":
-		validate = ValidateLegacy
+		if v != nil {
+			validate = v.ValidateCRDLegacy
+		}
 	default:
 		return nil, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
 	}

@@ -15,6 +15,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // crdWith is a CRD of foos.example.com whose spec.versions (and any other
@@ -150,7 +151,7 @@ func TestInvalid(t *testing.T) {
 				t.Fatalf("upstream refuses with other fields than the case states (-case +upstream):\n%s\n%s", diff, strings.Join(want, "\n"))
 			}
 
-			c, ok, err := schema.DecodeObject(obj)
+			c, ok, err := schema.DecodeObject(obj, strategy.Validators{})
 			if err != nil || !ok {
 				t.Fatalf("DecodeObject: %v, %v", ok, err)
 			}
@@ -163,7 +164,7 @@ func TestInvalid(t *testing.T) {
 			}
 
 			// FromObject refuses exactly these, in one *InvalidError.
-			_, ok, err = schema.FromObject(obj)
+			_, ok, err = schema.FromObject(obj, strategy.Validators{})
 			var invalid *schema.InvalidError
 			switch {
 			case !ok:
@@ -191,6 +192,20 @@ func TestInvalidNotForClusterCRDs(t *testing.T) {
 	}
 	if err := c.InvalidErr(); err != nil {
 		t.Errorf("InvalidErr() = %v", err)
+	}
+	// Nor is one decoded without a validator; with one, it is refused.
+	var obj map[string]interface{}
+	if err := sigsyaml.Unmarshal([]byte(tt.crd), &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []schema.CRDValidator{nil, strategy.Validators{}} {
+		c, _, err := schema.DecodeObject(obj, v)
+		if err != nil {
+			t.Fatalf("DecodeObject: %v", err)
+		}
+		if errs := c.Invalid(); (v == nil) != (errs == nil) {
+			t.Errorf("DecodeObject with validator %T: Invalid() = %v", v, errs)
+		}
 	}
 }
 

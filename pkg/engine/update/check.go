@@ -30,6 +30,15 @@ type Finding struct {
 	Line int `json:"line,omitempty"`
 }
 
+// UpdateValidator is the API server's own update validation of the custom
+// resources of one CRD version: what it refuses of updating old (as stored)
+// to new (as stored after the request decoding). strategy.Validator is the
+// one to use (the server's registry code brings client-go and etcd, hence
+// the interface).
+type UpdateValidator interface {
+	ValidateUpdate(old, new map[string]interface{}) field.ErrorList
+}
+
 // Outcome is the verdict on one update.
 type Outcome struct {
 	// Refused lists what the server (Rule "server: ...") or the KEP's
@@ -43,8 +52,8 @@ type Outcome struct {
 // Check decides whether updating old to new, both custom resources of crd,
 // is refused. Both are compared as the server stores them (pruned,
 // defaulted); mut are the version's mutability markers (nil: none), and
-// validator the server's update validation of new's version.
-func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, validator *Validator) (*Outcome, error) {
+// validator the server's update validation of new's version (nil: none).
+func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, validator UpdateValidator) (*Outcome, error) {
 	newVersion, err := versionOf(new)
 	if err != nil {
 		return nil, err

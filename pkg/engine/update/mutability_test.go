@@ -34,15 +34,6 @@ func mustObject(t *testing.T, js string) map[string]interface{} {
 	return obj
 }
 
-func contains(ms []Mutability, m Mutability) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
-
 // Every example of the KEP, in every mode, list type and map type it names.
 func TestKEPExamples(t *testing.T) {
 	cases, err := kepimmutable.Cases()

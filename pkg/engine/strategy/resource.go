@@ -1,4 +1,4 @@
-package update
+package strategy
 
 import (
 	"fmt"
@@ -36,8 +36,11 @@ type strategy interface {
 	rest.RESTUpdateStrategy
 }
 
-// Validators builds the validator of each CRD version once, when first
-// asked for it (it compiles the CEL rules), by CRD name and version.
+// Validators is the API server's validation of CustomResourceDefinitions
+// and of custom resources: what the engine knows as schema.CRDValidator,
+// prune.CreateValidator and update.UpdateValidator. It builds the
+// validator of each CRD version once, when first asked for it (it compiles
+// the CEL rules), by CRD name and version.
 type Validators map[string]*Validator
 
 // For returns the validator of a served version of crd.
@@ -46,7 +49,7 @@ func (vs Validators) For(crd *schema.CRD, version string) (*Validator, error) {
 	if v, ok := vs[key]; ok {
 		return v, nil
 	}
-	v, err := NewValidator(crd, version)
+	v, err := newValidator(crd, version)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +69,8 @@ func (vs Validators) ValidateCreate(crd *schema.CRD, version string, obj map[str
 	return v.ValidateCreate(obj, namespace), nil
 }
 
-// NewValidator builds the validator of a served version of crd.
-func NewValidator(crd *schema.CRD, version string) (*Validator, error) {
+// newValidator builds the validator of a served version of crd.
+func newValidator(crd *schema.CRD, version string) (*Validator, error) {
 	v, ok := crd.Version(version)
 	if !ok {
 		return nil, fmt.Errorf("CustomResourceDefinition %s has no version %q", crd.Name(), version)

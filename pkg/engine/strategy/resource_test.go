@@ -1,4 +1,4 @@
-package update
+package strategy
 
 import (
 	"strings"
@@ -74,7 +74,7 @@ func createRegistry(t *testing.T, scope string) *schema.Registry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd, ok, err := schema.FromObject(docs[0].Object)
+	crd, ok, err := schema.FromObject(docs[0].Object, Validators{})
 	if err != nil || !ok {
 		t.Fatalf("the CRD: %v", err)
 	}

@@ -1,0 +1,4 @@
+package document
+
+// MaxRequestBodyBytes is the limit the package's tests reach for.
+const MaxRequestBodyBytes = maxRequestBodyBytes

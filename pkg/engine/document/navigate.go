@@ -1,0 +1,131 @@
+package document
+
+// Navigation, the fourth tier: finding a path's nodes (and line) in the
+// YAML node tree.
+
+import (
+	"fmt"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+)
+
+// root is the document's top-level node.
+func (d *Document) root() *kyaml.Node {
+	if d.node == nil || len(d.node.Content) == 0 {
+		return nil
+	}
+	return d.node.Content[0]
+}
+
+// locate walks the node tree along p. It returns the node holding the value
+// and, when the last segment is an object key, the key node and the mapping
+// that holds it. Aliases are followed for reading only: an edit through an
+// alias would change every place the anchor is used.
+func (d *Document) locate(p fieldpath.Path) (value, key, parent *kyaml.Node, viaAlias bool, err error) {
+	if d.item != nil {
+		return d.item.list.locate(d.item.inList(p))
+	}
+	n := d.root()
+	for i, s := range p {
+		if n == nil {
+			return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p[:i+1])
+		}
+		if n.Kind == kyaml.AliasNode {
+			n, viaAlias = n.Alias, true
+		}
+		if s.IsIndex {
+			if n.Kind != kyaml.SequenceNode || s.Index >= len(n.Content) {
+				return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p[:i+1])
+			}
+			parent, key, n = n, nil, n.Content[s.Index]
+			continue
+		}
+		if n.Kind != kyaml.MappingNode {
+			return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p[:i+1])
+		}
+		j := d.keyAt(n, s.Key)
+		if j < 0 {
+			return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p[:i+1])
+		}
+		parent, key, n = n, n.Content[j], n.Content[j+1]
+	}
+	return n, key, parent, viaAlias, nil
+}
+
+// entry finds the block-mapping entry at p: its key, value and mapping.
+func (d *Document) entry(p fieldpath.Path) (key, value, mapping *kyaml.Node, err error) {
+	if len(p) == 0 || p[len(p)-1].IsIndex {
+		return nil, nil, nil, fmt.Errorf("%s: not an object field", p)
+	}
+	value, key, mapping, viaAlias, err := d.locate(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if viaAlias || mapping.Style&kyaml.FlowStyle != 0 || mapping.Kind != kyaml.MappingNode {
+		return nil, nil, nil, fmt.Errorf("%s: not in a block mapping", p)
+	}
+	return key, value, mapping, nil
+}
+
+func nextKey(mapping, key *kyaml.Node) *kyaml.Node {
+	for j := 0; j+3 < len(mapping.Content); j += 2 {
+		if mapping.Content[j] == key {
+			return mapping.Content[j+2]
+		}
+	}
+	return nil
+}
+
+// indexFrom is the size of a mapping's content from which its keys are
+// indexed: a scan per lookup made thousands of edits of one mapping quadratic.
+const indexFrom = 32
+
+// keyAt returns the index in m.Content of the last key k of mapping m (the
+// value kubectl keeps), or -1.
+func (d *Document) keyAt(m *kyaml.Node, k string) int {
+	if len(m.Content) < indexFrom {
+		at := -1
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == k {
+				at = j
+			}
+		}
+		return at
+	}
+	idx, ok := d.keys[m]
+	if !ok {
+		idx = make(map[string]int, len(m.Content)/2)
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			idx[m.Content[j].Value] = j
+		}
+		if d.keys == nil {
+			d.keys = map[*kyaml.Node]map[string]int{}
+		}
+		d.keys[m] = idx
+	}
+	if j, ok := idx[k]; ok {
+		return j
+	}
+	return -1
+}
+
+// Line returns the file line of the field at p (its key's line for an object
+// field), or 0 when it cannot be found in the source.
+func (d *Document) Line(p fieldpath.Path) int {
+	if d.item != nil {
+		return d.item.list.Line(d.item.inList(p))
+	}
+	value, key, _, _, err := d.locate(p)
+	if err != nil {
+		return 0
+	}
+	if key != nil {
+		return key.Line + d.lineShift
+	}
+	if value != nil {
+		return value.Line + d.lineShift
+	}
+	return 0
+}

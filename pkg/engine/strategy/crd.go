@@ -1,0 +1,110 @@
+package strategy
+
+import (
+	"context"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	crdregistry "k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// scheme holds the apiextensions types in all versions, as the server's.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	apiextensionsinstall.Install(s)
+	return s
+}()
+
+// crdStrategy is the CRD registry's REST strategy, the code the server runs
+// on every write of a CustomResourceDefinition.
+var crdStrategy = crdregistry.NewStrategy(scheme)
+
+// requestContext is the context of a request on customresourcedefinitions,
+// as the API server's handler chain builds it: cluster-scoped, with its
+// request info.
+func requestContext(verb, name string) context.Context {
+	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "")
+	return genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true,
+		Verb:              verb,
+		APIPrefix:         "apis",
+		APIGroup:          apiextensionsv1.GroupName,
+		APIVersion:        apiextensionsv1.SchemeGroupVersion.Version,
+		Resource:          "customresourcedefinitions",
+		Name:              name,
+	})
+}
+
+// toInternal converts a v1 CRD to the internal version the registry
+// validates, as the server decodes a v1 request body (identical per-version
+// schemas, subresources and columns become top-level, so the server's
+// paths name spec.validation where all versions share one schema).
+func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsinternal.CustomResourceDefinition, error) {
+	out := &apiextensionsinternal.CustomResourceDefinition{}
+	if err := scheme.Convert(crd.DeepCopy(), out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ValidateCRDCreate returns the errors with which the API server refuses to
+// create crd (an apiextensions.k8s.io/v1 CRD, decoded and defaulted): the
+// steps of the generic registry's create (system metadata, generated name,
+// namespace of a cluster-scoped kind), then the CRD strategy's
+// PrepareForCreate and the create validation (ValidateCustomResourceDefinition
+// and the common metadata checks), all upstream code.
+func (Validators) ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+	obj, err := toInternal(crd)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	ctx := requestContext("create", "")
+	rest.FillObjectMetaSystemFields(&obj.ObjectMeta)
+	if obj.GenerateName != "" && obj.Name == "" {
+		obj.Name = crdStrategy.GenerateName(obj.GenerateName)
+	}
+	// The kind is cluster-scoped: this clears metadata.namespace, it never fails.
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope("", crdStrategy.NamespaceScoped()), &obj.ObjectMeta); err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}
+	}
+	crdStrategy.PrepareForCreate(ctx, obj)
+	return rest.ValidateCreate(ctx, obj, crdStrategy)
+}
+
+// ValidateCRDLegacy returns the errors with which the API server refuses a
+// CRD written in apiextensions.k8s.io/v1beta1 (decoded and converted to v1).
+//
+// No server of this version creates such a CRD: v1beta1 is no longer
+// served, and its create rules (no schema, non-structural schemas,
+// preserveUnknownFields: true were allowed) are gone from the code. What a
+// v1beta1 file stands for is a CRD stored in those days in a cluster since
+// upgraded, which the server still holds and checks only when it is written
+// again, ratcheting every rule the stored object already breaks. So it is
+// validated as that: as stored (PrepareForCreate gives the status a stored
+// CRD has), then as an unchanged update of itself (PrepareForUpdate and the
+// update validation). The non-structural schema and preserveUnknownFields
+// then remain what explain-structural reports as violations, as the server's
+// NonStructuralSchema condition does, while what no server ever stored (no
+// storage version or two, no versions, bad spec.names, a CEL rule that does
+// not compile) is refused. The create-only rule that metadata.name is
+// plural.group is not part of an update and so is not checked.
+func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+	stored, err := toInternal(crd)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	rest.FillObjectMetaSystemFields(&stored.ObjectMeta)
+	// As stored: without namespace (the kind is cluster-scoped), with a
+	// resourceVersion (an update must name the one it replaces).
+	stored.Namespace, stored.ResourceVersion = "", "1"
+	ctx := requestContext("update", stored.Name)
+	crdStrategy.PrepareForCreate(ctx, stored)
+	obj := stored.DeepCopy()
+	crdStrategy.PrepareForUpdate(ctx, obj, stored)
+	return rest.ValidateUpdate(ctx, obj, stored, crdStrategy)
+}
