@@ -79,4 +79,3 @@ func KeyOf(obj map[string]interface{}) Key {
 	gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
 	return Key{gv.Group, ref.Kind, ref.Namespace, ref.Name}
 }
-

@@ -18,7 +18,7 @@ import (
 )
 
 // Check names the check a finding comes from; the KRM function's failOn
-// takes these names.
+// takes these names. "" is a note about the inputs, of no check.
 type Check string
 
 const (
@@ -91,11 +91,11 @@ func describeChange(ch prune.Change, kind, storageVersion string) string {
 }
 
 // FromInvalid is a reason the server's validation refuses a create, in
-// the server's words.
+// the server's words (which show the value: Value is left empty).
 func FromInvalid(e prune.FieldError) Finding {
 	return Finding{
 		Check: Invalid, Reason: e.Type, Path: e.Field, Severity: Error,
-		Message: "the server would refuse it: " + e.Message, Value: e.Value, Line: e.Line,
+		Message: "the server would refuse it: " + e.Message, Line: e.Line,
 	}
 }
 
@@ -117,10 +117,10 @@ func FromStructural(crdName string, e *field.Error) Finding {
 }
 
 // FromMarker is a mutability marker placed where the KEP gives it no
-// meaning: it is not enforced.
+// meaning: it is not enforced. It has no Reason: it is no rule of an update.
 func FromMarker(crdName string, e *field.Error) Finding {
 	return Finding{
-		Check: Update, Reason: e.Type.String(), Path: e.Field, Severity: Warning,
+		Check: Update, Path: e.Field, Severity: Warning,
 		Message: fmt.Sprintf("CustomResourceDefinition %s: misplaced mutability marker, not enforced: %s", crdName, e.ErrorBody()),
 	}
 }
@@ -128,10 +128,11 @@ func FromMarker(crdName string, e *field.Error) Finding {
 // ReasonRedefined is the Reason of Redefined.
 const ReasonRedefined = "Redefined"
 
-// Redefined is a CRD defined twice, differently: the later one is used.
+// Redefined is a CRD defined twice, differently: the later one is used. It
+// is of no check: a note on the inputs, a warning whatever fails a run.
 func Redefined(first, later string) Finding {
 	return Finding{
-		Check: NonStructural, Reason: ReasonRedefined, Severity: Warning,
+		Reason: ReasonRedefined, Severity: Warning,
 		Message: fmt.Sprintf("defined twice, differently (%s and %s): the later one, of %s, is used", first, later, later),
 	}
 }
