@@ -230,8 +230,11 @@ func readItem(item *yaml.RNode, i int) (*document.Document, error) {
 		return nil, err
 	}
 	ds, err := document.Read(strings.NewReader(s), path)
-	if err != nil || len(ds) != 1 {
-		return nil, fmt.Errorf("%s: reading the item: %v", path, err)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the item: %w", path, err)
+	}
+	if len(ds) != 1 {
+		return nil, fmt.Errorf("%s: reading the item: %d documents, want one", path, len(ds))
 	}
 	return ds[0], nil
 }
@@ -428,7 +431,7 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 		return nil, err
 	}
 	if err := sigsyaml.UnmarshalStrict([]byte(s), cfg); err != nil {
-		return nil, fmt.Errorf("function config: %v", err)
+		return nil, fmt.Errorf("function config: %w", err)
 	}
 	if cfg.Kind != "" && (cfg.APIVersion != APIVersion || cfg.Kind != Kind) {
 		return nil, fmt.Errorf("function config: want apiVersion %s, kind %s; got %s, %s", APIVersion, Kind, cfg.APIVersion, cfg.Kind)
