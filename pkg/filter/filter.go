@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,13 +39,13 @@ const (
 	LoadRestrictionsNone     = "LoadRestrictionsNone"
 )
 
-// Finding kinds, for failOn.
+// Finding kinds, for failOn: the engine's checks (finding.Checks).
 const (
-	FindingPrune         = "Prune"
-	FindingNonStructural = "NonStructural"
-	FindingUpdate        = "Update"
-	FindingMissingCRD    = "MissingCRD"
-	FindingInvalid       = "Invalid"
+	FindingPrune         = string(finding.Prune)
+	FindingNonStructural = string(finding.NonStructural)
+	FindingUpdate        = string(finding.Update)
+	FindingMissingCRD    = string(finding.MissingCRD)
+	FindingInvalid       = string(finding.Invalid)
 )
 
 // DefaultFailOn are the findings that are errors when failOn is not set:
@@ -266,7 +267,7 @@ func (c *CRDCheck) check(cat *catalog.Catalog, d *document.Document, item *yaml.
 		return false, err
 	}
 	// A create is validated as one; an update (with ratcheting) below.
-	res, err := cat.Prune(d, catalog.PruneOptions{Defaults: c.Defaults, Validate: old == nil})
+	res, findings, err := cat.Prune(d, catalog.PruneOptions{Defaults: c.Defaults, Validate: old == nil})
 	if err != nil {
 		return false, err
 	}
@@ -293,14 +294,8 @@ func (c *CRDCheck) check(cat *catalog.Catalog, d *document.Document, item *yaml.
 	case prune.IsCRD:
 		return false, nil
 	}
-	for _, ch := range res.Changes {
-		if ch.Reason == prune.Defaulted && !c.Defaults {
-			continue
-		}
-		c.report(finding.FromChange(ch, res.Object.Kind, res.StorageVersion), ref, file)
-	}
-	for _, e := range res.Errors {
-		c.report(finding.FromInvalid(e), ref, file)
+	for _, f := range findings {
+		c.report(f, ref, file)
 	}
 	if old != nil {
 		outcome, err := cat.CheckUpdate(old.Object, original, d)
@@ -444,11 +439,13 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	default:
 		return nil, fmt.Errorf("function config: loadRestrictor: unknown value %q (%s, %s)", cfg.LoadRestrictor, LoadRestrictionsRootOnly, LoadRestrictionsNone)
 	}
+	names := make([]string, len(finding.Checks))
+	for i, check := range finding.Checks {
+		names[i] = string(check)
+	}
 	for _, f := range cfg.FailOn {
-		switch f {
-		case FindingPrune, FindingNonStructural, FindingUpdate, FindingMissingCRD, FindingInvalid:
-		default:
-			return nil, fmt.Errorf("function config: failOn: unknown finding %q (Prune, NonStructural, Update, MissingCRD, Invalid)", f)
+		if !slices.Contains(names, f) {
+			return nil, fmt.Errorf("function config: failOn: unknown finding %q (%s)", f, strings.Join(names, ", "))
 		}
 	}
 	return cfg, nil

@@ -175,13 +175,13 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	o.progress = newProgress(o.ErrOut, len(objects), "objects")
 	for i, d := range objects {
 		o.progress.step(i)
-		res, err := cat.Prune(d, opts) // in the namespace where kubectl apply puts it
+		res, findings, err := cat.Prune(d, opts) // in the namespace where kubectl apply puts it
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		results = append(results, res)
-		o.warn(res)
+		o.warn(res, findings)
 		if len(res.Changes) > 0 {
 			changed = true
 		}
@@ -227,8 +227,8 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// warn prints a line per change, kubectl-style.
-func (o *PruneOptions) warn(res *prune.Result) {
+// warn prints a line per finding, kubectl-style.
+func (o *PruneOptions) warn(res *prune.Result, findings []finding.Finding) {
 	o.progress.clear()
 	switch res.Status {
 	case prune.MissingCRD:
@@ -241,13 +241,12 @@ func (o *PruneOptions) warn(res *prune.Result) {
 	case prune.IsCRD:
 		return
 	}
-	for _, ch := range res.Changes {
-		src := document.Source{File: res.Source.File, Line: ch.Line}
-		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, finding.FromChange(ch, res.Object.Kind, res.StorageVersion).Message, src)
-	}
-	for _, e := range res.Errors {
-		src := document.Source{File: res.Source.File, Line: e.Line}
-		fmt.Fprintf(o.ErrOut, "Error: %s: the server would refuse it: %s (%s)\n", res.Object, e.Message, src)
+	for _, f := range findings {
+		level := "Warning"
+		if f.Severity == finding.Error {
+			level = "Error"
+		}
+		fmt.Fprintf(o.ErrOut, "%s: %s: %s (%s)\n", level, res.Object, f.Message, document.Source{File: res.Source.File, Line: f.Line})
 	}
 	if res.StorageUnchecked {
 		fmt.Fprintf(o.ErrOut, "Warning: %s: stored as %s through the CRD's conversion webhook: what that version keeps is not checked (%s)\n", res.Object, res.StorageVersion, res.Source)

@@ -250,21 +250,32 @@ type PruneOptions struct {
 // Prune is a create of d: what the server stores of it, its changes applied
 // to d's YAML (comments kept), and with opts.Validate what the server's
 // validation refuses. The result names the object in the namespace the
-// rule gives it. An error is an *document.InputError.
-func (c *Catalog) Prune(d *document.Document, opts PruneOptions) (*prune.Result, error) {
+// rule gives it; the findings are every one about the object, in the order
+// to show them: the changes, then why the server refuses it. A check of
+// created objects adds its findings here, and both front ends show them.
+// An error is an *document.InputError.
+func (c *Catalog) Prune(d *document.Document, opts PruneOptions) (*prune.Result, []finding.Finding, error) {
 	po := prune.Options{Defaults: opts.Defaults, Namespace: c.opts.Namespaces.Default}
 	if opts.Validate {
 		po.Validate = c.validators
 	}
 	res, err := prune.Document(d, c.reg, po)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if res.Status == prune.Checked || res.Status == prune.Invalid {
-		crd, _ := c.reg.Lookup(res.Object.APIVersion, res.Object.Kind)
-		res.Object.Namespace = c.opts.Namespaces.Shown(crd, res.Object.Namespace)
+	if res.Status != prune.Checked && res.Status != prune.Invalid {
+		return res, nil, nil
 	}
-	return res, nil
+	crd, _ := c.reg.Lookup(res.Object.APIVersion, res.Object.Kind)
+	res.Object.Namespace = c.opts.Namespaces.Shown(crd, res.Object.Namespace)
+	var findings []finding.Finding
+	for _, ch := range res.Changes {
+		findings = append(findings, finding.FromChange(ch, res.Object.Kind, res.StorageVersion))
+	}
+	for _, e := range res.Errors {
+		findings = append(findings, finding.FromInvalid(e))
+	}
+	return res, findings, nil
 }
 
 // AddOld adds an old object, the version an update replaces. One the server

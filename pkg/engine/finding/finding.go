@@ -29,6 +29,9 @@ const (
 	Invalid       Check = "Invalid"       // the server's validation would refuse the create
 )
 
+// Checks are every check, in the order their names are listed.
+var Checks = []Check{Prune, NonStructural, Update, MissingCRD, Invalid}
+
 // Severity says whether a finding fails a run.
 type Severity string
 
