@@ -351,13 +351,13 @@ func (c *Catalog) CheckUpdate(old, obj map[string]interface{}, d *document.Docum
 	for i := range out.Refused {
 		out.Refused[i].Line = prune.LineOfPath(d, out.Refused[i].Path)
 	}
-	out.Pruned = Warnings(d, out.Pruned)
+	out.Pruned = warnings(d, out.Pruned)
 	return out, nil
 }
 
-// Warnings keeps what the server drops or changes of d's object (defaults
+// warnings keeps what the server drops or changes of d's object (defaults
 // are no news), with source lines.
-func Warnings(d *document.Document, changes []prune.Change) []prune.Change {
+func warnings(d *document.Document, changes []prune.Change) []prune.Change {
 	out := []prune.Change{}
 	for _, ch := range changes {
 		if ch.Reason == prune.Defaulted {
@@ -429,7 +429,7 @@ func (c *Catalog) Update(ctx context.Context, d *document.Document) (*UpdateResu
 	if old == nil {
 		// A create: only what the server drops is worth saying.
 		res.Status = UpdateCreate
-		res.Warnings = Warnings(d, prune.Changes(d.Object, stored, s))
+		res.Warnings = warnings(d, prune.Changes(d.Object, stored, s))
 		return res, nil
 	}
 	out, err := c.CheckUpdate(old.Object, d.Object, d)
