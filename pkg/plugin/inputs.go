@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // inputFlags are the file inputs of a command: the objects (-f), the CRDs
@@ -191,51 +191,23 @@ func readFile(name string) ([]*document.Document, error) {
 	return document.Read(f, name)
 }
 
-// fileCRDs are the CRDs of --crd-file, then those among the objects (about
-// to be applied, they win), in that order: a later one replaces an earlier
-// one of the same group and kind. A CRD defined twice, differently, is a
-// warning naming both sources and the one used.
-func (in *inputDocs) fileCRDs() ([]*loadedCRD, error) {
-	var out []*loadedCRD
-	byName := map[string]*loadedCRD{}
+// addCRDs adds to cat the CRDs of --crd-file, then those among the objects
+// (about to be applied, they win), in that order: a later one replaces an
+// earlier one of the same group and kind. A CRD defined twice, differently,
+// is a warning naming both sources and the one used.
+func (in *inputDocs) addCRDs(cat *catalog.Catalog) error {
 	for _, d := range append(append([]*document.Document{}, in.CRDs...), in.Objects...) {
-		c, ok, err := crdOf(d)
+		_, findings, err := cat.AddCRD(d)
 		if err != nil {
-			return nil, inputError(err)
+			return inputError(err)
 		}
-		if !ok {
-			continue
+		for _, f := range findings {
+			if f.Reason == finding.ReasonRedefined {
+				in.Warnings = append(in.Warnings, inputWarning{Object: prune.Ref(d.Object), Source: d.Source, Message: f.Message})
+			}
 		}
-		if prev := byName[c.CRD.Name()]; prev != nil && schema.Redefined(prev.CRD, c.CRD) {
-			in.Warnings = append(in.Warnings, inputWarning{Object: prune.Ref(d.Object), Source: c.Source, Message: fmt.Sprintf(
-				"defined twice, differently (%s and %s): the later one, of %s, is used", prev.Source, c.Source, c.Source)})
-		}
-		byName[c.CRD.Name()] = c
-		out = append(out, c)
 	}
-	return out, nil
-}
-
-// loadedCRD is a CRD with where it came from.
-type loadedCRD struct {
-	CRD    *schema.CRD
-	Source document.Source
-	// Raw is the CRD as written: what the server would drop, such as the
-	// mutability markers, is still there.
-	Raw map[string]interface{}
-}
-
-// crdOf decodes a document that is a CustomResourceDefinition; ok is false
-// for other documents.
-func crdOf(d *document.Document) (*loadedCRD, bool, error) {
-	crd, ok, err := schema.FromObject(d.Object, strategy.Validators{})
-	if err != nil {
-		return nil, true, &document.InputError{Source: d.Source, Msg: err.Error()}
-	}
-	if !ok {
-		return nil, false, nil
-	}
-	return &loadedCRD{CRD: crd, Source: d.Source, Raw: d.Object}, true, nil
+	return nil
 }
 
 // objectsOf are the objects kubectl sends for docs: the items of Lists, one

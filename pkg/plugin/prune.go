@@ -6,26 +6,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // PruneOptions are the options of "kubectl crd prune".
 type PruneOptions struct {
-	inputs      inputFlags
-	Output      string
+	inputs inputFlags
+	outputFlags
 	Report      string
 	Defaults    bool
 	FailOnPrune bool
@@ -34,17 +31,20 @@ type PruneOptions struct {
 	Diff        bool
 
 	cluster  *cluster
+	catalog  *catalog.Catalog
 	progress *progress
 	genericiooptions.IOStreams
 }
 
 // NewCmdPrune returns "kubectl crd prune".
 func NewCmdPrune(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &PruneOptions{IOStreams: streams, cluster: newCluster(configFlags), inputs: inputFlags{usage: inputUsage{
-		Filename:  "files or directories with the objects, - for stdin (repeatable)",
-		Recursive: "read directories recursively (for -f and --crd-file)",
-		CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
-	}}}
+	o := &PruneOptions{IOStreams: streams, cluster: newCluster(configFlags),
+		outputFlags: newOutputFlags("output format: yaml (comments kept) or json (a List)", "yaml", "json"),
+		inputs: inputFlags{usage: inputUsage{
+			Filename:  "files or directories with the objects, - for stdin (repeatable)",
+			Recursive: "read directories recursively (for -f and --crd-file)",
+			CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
+		}}}
 	cmd := &cobra.Command{
 		Use:   "prune -f FILE|DIR|- [-R] [--crd-file FILE|DIR]... [-o yaml|json] [--report FILE|-] [--defaults] [--fail-on-prune] [--in-place|--diff]",
 		Short: "Show what the API server stores: unknown fields pruned, with a report of every dropped field",
@@ -92,14 +92,17 @@ written.
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(cmd, args); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return o.Run()
+			return o.Run(cmd.Context())
 		},
 	}
 	o.inputs.AddFlags(cmd)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "output format: yaml (comments kept) or json (a List)")
+	o.outputFlags.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Report, "report", "", "write a JSON report of every change to this file, - for stdout")
 	cmd.Flags().BoolVar(&o.Defaults, "defaults", false, "apply the schema's defaults as the server does (the output is what it stores)")
 	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything")
@@ -107,8 +110,14 @@ written.
 	cmd.Flags().BoolVar(&o.InPlace, "in-place", false, "rewrite the files of -f that change with what the server would store (comments kept), print nothing")
 	cmd.Flags().BoolVar(&o.Diff, "diff", false, "print what --in-place would change as a unified diff, change nothing; exit 1 if anything would")
 	completeFiles(cmd, "report")
-	completeOutput(cmd, "yaml", "json")
 	return cmd
+}
+
+// Complete builds the engine's catalog: the cluster unless --offline, and the
+// namespace of -n or the kubeconfig's context.
+func (o *PruneOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.catalog = newCatalog(o.cluster, o.Offline, false)
+	return nil
 }
 
 // Validate checks the flags.
@@ -119,10 +128,8 @@ func (o *PruneOptions) Validate() error {
 	if err := o.inputs.Validate(); err != nil {
 		return err
 	}
-	switch o.Output {
-	case "yaml", "json":
-	default:
-		return usageErrorf("unknown output format %q: use yaml or json", o.Output)
+	if err := o.outputFlags.Validate(); err != nil {
+		return err
 	}
 	return o.validateWrites()
 }
@@ -135,37 +142,27 @@ type pruneReport struct {
 }
 
 // Run reads schemas and objects, prunes, prints.
-func (o *PruneOptions) Run() error {
+func (o *PruneOptions) Run(ctx context.Context) error {
 	in, err := o.inputs.Read(o.In)
 	if err != nil {
 		return err
 	}
-	loaded, err := in.fileCRDs()
-	if err != nil {
+	cat := o.catalog
+	if err := in.addCRDs(cat); err != nil {
 		return err
 	}
 	in.warn(o.ErrOut)
 	// The objects kubectl sends: the items of Lists, one by one.
 	objects := in.Objects
 	o.inputs.warnNoObjects(o.ErrOut, objects)
-	fileCRDs := make([]*schema.CRD, len(loaded))
-	for i, c := range loaded {
-		fileCRDs[i] = c.CRD
-	}
-	reg, err := registry(context.Background(), o.cluster, o.Offline, o.ErrOut, fileCRDs, objects)
-	if err != nil {
+	if err := resolveKinds(ctx, cat, o.ErrOut, objects); err != nil {
 		return err
 	}
-	// Objects without a namespace go to -n, else (live) the context's namespace.
-	namespace, explicit := o.cluster.Namespace()
-	// Validation needs the namespace of the request even offline: kubectl apply's, the
-	// context's when -n is not given ("default" when neither names one).
-	requestNamespace := namespace
-	if o.Offline && !explicit {
-		namespace = ""
-	}
-	if err := o.checkNamespaces(objects); err != nil {
-		return err
+	// Objects in another namespace than an explicit -n are refused, as kubectl apply refuses them.
+	for _, d := range objects {
+		if err := cat.Namespaces().Check(d); err != nil {
+			return inputError(err)
+		}
 	}
 
 	var (
@@ -174,21 +171,17 @@ func (o *PruneOptions) Run() error {
 		changed bool
 		invalid bool
 	)
-	opts := prune.Options{Defaults: o.Defaults, Validate: strategy.Validators{}, Namespace: requestNamespace}
+	opts := catalog.PruneOptions{Defaults: o.Defaults, Validate: true}
 	o.progress = newProgress(o.ErrOut, len(objects), "objects")
 	for i, d := range objects {
 		o.progress.step(i)
-		res, err := prune.Document(d, reg, opts)
+		res, findings, err := cat.Prune(d, opts) // in the namespace where kubectl apply puts it
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		checked := res.Status == prune.Checked || res.Status == prune.Invalid
-		if res.Object.Namespace == "" && checked && namespace != "" && namespaced(reg, res.Object) {
-			res.Object.Namespace = namespace // where kubectl apply puts it
-		}
 		results = append(results, res)
-		o.warn(res)
+		o.warn(res, findings)
 		if len(res.Changes) > 0 {
 			changed = true
 		}
@@ -234,105 +227,8 @@ func (o *PruneOptions) Run() error {
 	return nil
 }
 
-// registry holds the schemas for the objects: the cluster's CRDs (listed
-// only when an object's kind is in none of the files), overridden by those
-// of --crd-file, overridden by those among the inputs. Objects of kinds the
-// cluster does not serve (offline: built-in kinds Kubernetes does not have)
-// are input errors, as kubectl apply would refuse them.
-func registry(ctx context.Context, c *cluster, offline bool, errOut io.Writer, fileCRDs []*schema.CRD, docs []*document.Document) (*schema.Registry, error) {
-	files := schema.NewRegistry()
-	for _, c := range fileCRDs {
-		files.Add(c)
-	}
-	if err := checkBuiltinKinds(c, offline, errOut, docs); err != nil {
-		return nil, err
-	}
-	if offline {
-		return files, nil
-	}
-	var unresolved []*document.Document
-	wanted := map[runtimeschema.GroupKind]bool{}
-	for _, d := range docs {
-		ref := prune.Ref(d.Object)
-		if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) || builtin.IsBuiltin(ref.APIVersion) {
-			continue
-		}
-		if _, ok := files.Lookup(ref.APIVersion, ref.Kind); !ok {
-			unresolved = append(unresolved, d)
-			gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
-			wanted[gv.WithKind(ref.Kind).GroupKind()] = true
-		}
-	}
-	if len(unresolved) == 0 {
-		return files, nil
-	}
-	live, err := c.CRDs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	reg := schema.NewRegistry()
-	for _, l := range live {
-		if wanted[l.GroupKind()] {
-			reg.Add(l.CRD())
-		}
-	}
-	for _, f := range fileCRDs {
-		reg.Add(f)
-	}
-	var errs []error
-	for _, d := range unresolved {
-		ref := prune.Ref(d.Object)
-		if _, ok := reg.Lookup(ref.APIVersion, ref.Kind); ok {
-			continue
-		}
-		gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			continue // prune.Document reports it with the line
-		}
-		served, err := c.Serves(gv.WithKind(ref.Kind))
-		if err != nil {
-			return nil, err
-		}
-		if !served {
-			errs = append(errs, &document.InputError{Source: d.Source, Msg: fmt.Sprintf(
-				"%s: no CustomResourceDefinition defines kind %q in %s, on %s or in the inputs; the API server would refuse it (no matches for kind)",
-				ref, ref.Kind, ref.APIVersion, c.where())})
-		}
-	}
-	if len(errs) > 0 {
-		for _, err := range errs[:len(errs)-1] {
-			fmt.Fprintf(errOut, "error: %v\n", err)
-		}
-		return nil, inputError(errs[len(errs)-1])
-	}
-	return reg, nil
-}
-
-// checkNamespaces refuses objects whose namespace differs from an explicit
-// -n, with kubectl apply's message.
-func (o *PruneOptions) checkNamespaces(docs []*document.Document) error {
-	ns, explicit := o.cluster.Namespace()
-	if !explicit {
-		return nil
-	}
-	for _, d := range docs {
-		ref := prune.Ref(d.Object)
-		if ref.Namespace != "" && ref.Namespace != ns {
-			return inputError(&document.InputError{Source: d.Source, Msg: fmt.Sprintf(
-				"the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
-				ref.Namespace, ns, ref.Namespace)})
-		}
-	}
-	return nil
-}
-
-func namespaced(reg *schema.Registry, ref prune.ObjectRef) bool {
-	crd, ok := reg.Lookup(ref.APIVersion, ref.Kind)
-	return ok && crd.Object.Spec.Scope == apiextensionsv1.NamespaceScoped
-}
-
-// warn prints a line per change, kubectl-style.
-func (o *PruneOptions) warn(res *prune.Result) {
+// warn prints a line per finding, kubectl-style.
+func (o *PruneOptions) warn(res *prune.Result, findings []finding.Finding) {
 	o.progress.clear()
 	switch res.Status {
 	case prune.MissingCRD:
@@ -345,13 +241,12 @@ func (o *PruneOptions) warn(res *prune.Result) {
 	case prune.IsCRD:
 		return
 	}
-	for _, ch := range res.Changes {
-		src := document.Source{File: res.Source.File, Line: ch.Line}
-		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, describeChange(ch, res), src)
-	}
-	for _, e := range res.Errors {
-		src := document.Source{File: res.Source.File, Line: e.Line}
-		fmt.Fprintf(o.ErrOut, "Error: %s: the server would refuse it: %s (%s)\n", res.Object, e.Message, src)
+	for _, f := range findings {
+		level := "Warning"
+		if f.Severity == finding.Error {
+			level = "Error"
+		}
+		fmt.Fprintf(o.ErrOut, "%s: %s: %s (%s)\n", level, res.Object, f.Message, document.Source{File: res.Source.File, Line: f.Line})
 	}
 	if res.StorageUnchecked {
 		fmt.Fprintf(o.ErrOut, "Warning: %s: stored as %s through the CRD's conversion webhook: what that version keeps is not checked (%s)\n", res.Object, res.StorageVersion, res.Source)
@@ -361,42 +256,8 @@ func (o *PruneOptions) warn(res *prune.Result) {
 	}
 }
 
-func describeChange(ch prune.Change, res *prune.Result) string {
-	switch ch.Reason {
-	case prune.StatusSubresource:
-		return fmt.Sprintf("%q is ignored: the CRD has the status subresource, so only writes to /status set it", ch.Path)
-	case prune.ClusterScoped:
-		return fmt.Sprintf("dropped %q: %s is cluster-scoped", ch.Path, res.Object.Kind)
-	case prune.StorageVersion:
-		return fmt.Sprintf("pruned %q when stored: not in the schema of the storage version %s", ch.Path, res.StorageVersion)
-	case prune.UnknownField:
-		return fmt.Sprintf("pruned unknown field %q", ch.Path)
-	case prune.UnknownMetadataField:
-		return fmt.Sprintf("dropped unknown metadata field %q", ch.Path)
-	case prune.NullNonNullable:
-		return fmt.Sprintf("dropped null value of non-nullable field %q", ch.Path)
-	case prune.Defaulted:
-		return fmt.Sprintf("defaulted %q to %s", ch.Path, jsonString(ch.NewValue))
-	default:
-		switch ch.Action {
-		case prune.Removed:
-			return fmt.Sprintf("metadata normalized: dropped %q (was %s)", ch.Path, jsonString(ch.Value))
-		case prune.Added:
-			return fmt.Sprintf("metadata normalized: added %q = %s", ch.Path, jsonString(ch.NewValue))
-		default:
-			return fmt.Sprintf("metadata normalized: %q %s -> %s", ch.Path, jsonString(ch.Value), jsonString(ch.NewValue))
-		}
-	}
-}
-
 // jsonString is v as compact JSON, for messages.
-func jsonString(v interface{}) string {
-	b, err := marshalJSON(v, "")
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(string(b), "\n")
-}
+func jsonString(v interface{}) string { return finding.JSON(v) }
 
 // marshalJSON encodes v, indented by indent ("" for compact), with a final
 // newline; <, > and & are written as they are, as kubectl writes them, not
