@@ -123,3 +123,14 @@ func isMeta(gvk runtimeschema.GroupVersionKind) bool {
 }
 
 var metaPkgPath = reflect.TypeFor[metav1.Status]().PkgPath()
+
+// Kinds is IsBuiltin and CheckKind as a value, for the engine, which takes
+// them through an interface: the kinds come from client-go's scheme, which
+// the engine does not import.
+type Kinds struct{}
+
+// IsBuiltin is the package's IsBuiltin.
+func (Kinds) IsBuiltin(apiVersion string) bool { return IsBuiltin(apiVersion) }
+
+// CheckKind is the package's CheckKind.
+func (Kinds) CheckKind(apiVersion, kind string) error { return CheckKind(apiVersion, kind) }

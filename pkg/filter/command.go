@@ -126,7 +126,7 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 func resourceList(in io.Reader, out io.Writer) error {
 	data, err := io.ReadAll(in)
 	if err != nil {
-		return fmt.Errorf("reading stdin: %v", err)
+		return fmt.Errorf("reading stdin: %w", err)
 	}
 	if err := checkResourceList(data); err != nil {
 		return err
@@ -208,7 +208,7 @@ func joinDocuments(names []string, stdin io.Reader) (io.Reader, error) {
 			b, err = os.ReadFile(name)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("unable to read input file %s: %v", name, err)
+			return nil, fmt.Errorf("unable to read input file %s: %w", name, err)
 		}
 		if i > 0 {
 			out.WriteString("\n---\n")

@@ -4,15 +4,16 @@ package filter
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
-	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -20,11 +21,11 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
 // The function config's type.
@@ -39,13 +40,13 @@ const (
 	LoadRestrictionsNone     = "LoadRestrictionsNone"
 )
 
-// Finding kinds, for failOn.
+// Finding kinds, for failOn: the engine's checks (finding.Checks).
 const (
-	FindingPrune         = "Prune"
-	FindingNonStructural = "NonStructural"
-	FindingUpdate        = "Update"
-	FindingMissingCRD    = "MissingCRD"
-	FindingInvalid       = "Invalid"
+	FindingPrune         = string(finding.Prune)
+	FindingNonStructural = string(finding.NonStructural)
+	FindingUpdate        = string(finding.Update)
+	FindingMissingCRD    = string(finding.MissingCRD)
+	FindingInvalid       = string(finding.Invalid)
 )
 
 // DefaultFailOn are the findings that are errors when failOn is not set:
@@ -131,78 +132,13 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	return nil
 }
 
-// crdMarkers are the mutability schemas of a CRD as written, by version.
-type crdMarkers map[string]*update.Schema
-
 // Filter prunes the items as the server would store them and checks each
 // one that has a previous version as an update of it. Items are replaced
 // only where something changes.
 func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	c.Results = nil
-	fail := map[string]bool{}
-	for _, f := range c.FailOn {
-		fail[f] = true
-	}
-	add := func(finding string, r *framework.Result) {
-		r.Severity = framework.Warning
-		if fail[finding] {
-			r.Severity = framework.Error
-		}
-		if r.Tags == nil {
-			r.Tags = map[string]string{}
-		}
-		r.Tags["finding"] = finding
-		c.Results = append(c.Results, r)
-	}
-
-	reg := schema.NewRegistry()
-	markers := map[runtimeschema.GroupKind]crdMarkers{}
-	type sourced struct {
-		crd    *schema.CRD
-		source document.Source
-	}
-	byName := map[string]sourced{}
-	addCRD := func(d *document.Document) error {
-		// A CRD the API server refuses is bad input: it fails the run
-		// whatever failOn says, as the apply would fail.
-		crd, ok, err := schema.FromObject(d.Object, strategy.Validators{})
-		if err != nil {
-			return fmt.Errorf("%s: %v", d.Source, err)
-		}
-		if !ok {
-			return nil
-		}
-		reg.Add(crd)
-		ref := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: crd.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: crd.Name()}}
-		if prev, ok := byName[crd.Name()]; ok && schema.Redefined(prev.crd, crd) {
-			c.Results = append(c.Results, &framework.Result{
-				Message: fmt.Sprintf("CustomResourceDefinition %s: defined twice, differently (%s and %s): the later one, of %s, is used",
-					crd.Name(), prev.source, d.Source, d.Source),
-				Severity: framework.Warning, ResourceRef: ref, File: &framework.File{Path: d.Source.File},
-			})
-		}
-		byName[crd.Name()] = sourced{crd, d.Source}
-		for _, e := range crd.Violations() {
-			add(FindingNonStructural, &framework.Result{
-				Message:     fmt.Sprintf("CustomResourceDefinition %s is not structural: %s", crd.Name(), e.ErrorBody()),
-				ResourceRef: ref,
-				Field:       &framework.Field{Path: e.Field},
-				File:        &framework.File{Path: d.Source.File},
-			})
-		}
-		// The mutability markers, which the server drops, from the CRD as written.
-		m, errs := update.CRDSchemas(d.Object)
-		markers[crd.GroupKind()] = m
-		for _, e := range errs {
-			add(FindingUpdate, &framework.Result{
-				Message:     fmt.Sprintf("CustomResourceDefinition %s: misplaced mutability marker, not enforced: %s", crd.Name(), e.ErrorBody()),
-				ResourceRef: ref,
-				Field:       &framework.Field{Path: e.Field},
-				File:        &framework.File{Path: d.Source.File},
-			})
-		}
-		return nil
-	}
+	// The namespace of an item without one is "default", as kubectl sends it.
+	cat := catalog.New(catalog.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Namespaces: catalog.Namespaces{Offline: true}})
 	root, err := c.root()
 	if err != nil {
 		return nil, err
@@ -210,27 +146,24 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	for _, p := range c.CRDPaths {
 		docs, err := readPaths(p, root)
 		if err != nil {
-			return nil, fmt.Errorf("crdPaths: %v", err)
+			return nil, fmt.Errorf("crdPaths: %w", err)
 		}
 		for _, d := range docs {
-			if err := addCRD(d); err != nil {
-				return nil, fmt.Errorf("crdPaths: %v", err)
+			if err := c.addCRD(cat, d); err != nil {
+				return nil, fmt.Errorf("crdPaths: %w", err)
 			}
 		}
 	}
-	previous := map[objectKey]*document.Document{}
 	var bad []string // a previous object that matches nothing would let its update pass unchecked
 	for _, p := range c.Previous {
 		docs, err := readPaths(p, root)
 		if err != nil {
-			return nil, fmt.Errorf("previous: %v", err)
+			return nil, fmt.Errorf("previous: %w", err)
 		}
 		for _, d := range docs {
-			if err := update.ValidateOld(d); err != nil {
+			if err := cat.AddOld(d); err != nil {
 				bad = append(bad, "previous: "+err.Error())
-				continue
 			}
-			previous[keyOf(d.Object, false)] = d
 		}
 	}
 	if len(bad) > 0 {
@@ -239,29 +172,24 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 
 	// The items: CRDs first (about to be applied, they override the files).
 	docs := make([]*document.Document, len(items))
+	kinds := catalog.Kinds{}
 	for i, item := range items {
-		path, _, _ := kioutil.GetFileAnnotations(item)
-		if path == "" {
-			path = fmt.Sprintf("items[%d]", i)
-		}
-		s, err := item.String()
-		if err != nil {
+		if docs[i], err = readItem(item, i); err != nil {
 			return nil, err
 		}
-		ds, err := document.Read(strings.NewReader(s), path)
-		if err != nil || len(ds) != 1 {
-			return nil, fmt.Errorf("%s: reading the item: %v", path, err)
-		}
-		docs[i] = ds[0]
-		for _, o := range ds[0].Objects() {
-			if err := addCRD(o); err != nil {
+		for _, o := range docs[i].Objects() {
+			kinds.Add(o.Object)
+			if err := c.addCRD(cat, o); err != nil {
 				return nil, err
 			}
 		}
 	}
+	// Offline: refuses the kinds of built-in groups kubectl would not map.
+	if err := cat.Resolve(context.Background(), kinds); err != nil {
+		return nil, err
+	}
 
 	doPrune := c.Prune == nil || *c.Prune
-	validators := strategy.Validators{}
 	out := make([]*yaml.RNode, len(items))
 	copy(out, items)
 	for i, doc := range docs {
@@ -271,88 +199,11 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		changed := false
 		// The objects kubectl would send: a List's items one by one.
 		for _, d := range doc.Objects() {
-			original := d.Object // the object as written, before the edits of pruning
-			opts := prune.Options{Defaults: c.Defaults}
-			var old *document.Document
-			if r := prune.Ref(original); r.APIVersion != "" && r.Kind != "" {
-				if crd, ok := reg.Lookup(r.APIVersion, r.Kind); ok {
-					old = previous[keyOf(original, crd.ClusterScoped())]
-				}
-			}
-			if old == nil {
-				// A create; an item with a previous version is validated as an update
-				// (with ratcheting) below. The namespace of an item without one: "default".
-				opts.Validate = validators
-			}
-			res, err := prune.Document(d, reg, opts)
+			ch, err := c.check(cat, d, items[i])
 			if err != nil {
 				return nil, err
 			}
-			ref := &yaml.ResourceIdentifier{
-				TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
-				NameMeta: yaml.NameMeta{Name: res.Object.Name, Namespace: res.Object.Namespace},
-			}
-			file := &framework.File{Path: d.Source.File}
-			if _, index, _ := kioutil.GetFileAnnotations(items[i]); index != "" {
-				fmt.Sscan(index, &file.Index)
-			}
-			switch res.Status {
-			case prune.MissingCRD:
-				// A kind kubectl would not map is a bad item, like one that is not an object.
-				if err := builtin.CheckKind(res.Object.APIVersion, res.Object.Kind); err != nil {
-					return nil, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("%s: %v", res.Object, err)}
-				}
-				if !builtin.IsBuiltin(res.Object.APIVersion) {
-					add(FindingMissingCRD, &framework.Result{
-						Message:     fmt.Sprintf("no CustomResourceDefinition for %s, kind %s: not checked", res.Object.APIVersion, res.Object.Kind),
-						ResourceRef: ref, File: file,
-					})
-				}
-				continue
-			case prune.IsCRD:
-				continue
-			}
-			for _, ch := range res.Changes {
-				if ch.Reason == prune.Defaulted && !c.Defaults {
-					continue
-				}
-				add(FindingPrune, &framework.Result{
-					Message:     fmt.Sprintf("%s %s", ch.Reason, describe(ch)),
-					ResourceRef: ref,
-					Field:       &framework.Field{Path: ch.Path, CurrentValue: ch.Value, ProposedValue: ch.NewValue},
-					File:        file,
-					Tags:        map[string]string{"reason": string(ch.Reason)},
-				})
-			}
-
-			for _, e := range res.Errors {
-				add(FindingInvalid, &framework.Result{
-					Message:     "the server would refuse it: " + strings.TrimPrefix(e.Message, e.Field+": "),
-					ResourceRef: ref,
-					Field:       &framework.Field{Path: e.Field},
-					File:        file,
-					Tags:        map[string]string{"type": e.Type},
-				})
-			}
-
-			crd, _ := reg.Lookup(res.Object.APIVersion, res.Object.Kind)
-			if old != nil {
-				findings, err := checkUpdate(old, original, crd, markers[crd.GroupKind()], validators)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %v", d.Source, err)
-				}
-				for _, f := range findings {
-					add(FindingUpdate, &framework.Result{
-						Message:     fmt.Sprintf("update refused: %s: %s (previous version: %s)", f.Rule, f.Message, old.Source),
-						ResourceRef: ref,
-						Field:       &framework.Field{Path: f.Path, CurrentValue: f.Old, ProposedValue: f.New},
-						File:        file,
-						Tags:        map[string]string{"rule": f.Rule},
-					})
-				}
-			}
-
-			changed = changed || len(res.Changes) > 0
+			changed = changed || ch
 		}
 		if doPrune && changed {
 			b, err := doc.Encode()
@@ -361,7 +212,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			}
 			node, err := yaml.Parse(string(b))
 			if err != nil {
-				return nil, fmt.Errorf("%s: the pruned item does not parse: %v", doc.Source.File, err)
+				return nil, fmt.Errorf("%s: the pruned item does not parse: %w", doc.Source.File, err)
 			}
 			out[i] = node
 		}
@@ -370,38 +221,120 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	return out, nil
 }
 
-// checkUpdate is check-update on one object: what the server, and the
-// mutability markers of its CRD file, refuse of updating old to new.
-func checkUpdate(old *document.Document, new map[string]interface{}, crd *schema.CRD, markers crdMarkers, validators strategy.Validators) ([]update.Finding, error) {
-	gv, err := runtimeschema.ParseGroupVersion(prune.Ref(new).APIVersion)
+// readItem is an item as a document, named by its path annotation.
+func readItem(item *yaml.RNode, i int) (*document.Document, error) {
+	path, _, _ := kioutil.GetFileAnnotations(item)
+	if path == "" {
+		path = fmt.Sprintf("items[%d]", i)
+	}
+	s, err := item.String()
 	if err != nil {
 		return nil, err
 	}
-	v, err := validators.For(crd, gv.Version)
+	ds, err := document.Read(strings.NewReader(s), path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: reading the item: %w", path, err)
 	}
-	out, err := update.Check(old.Object, new, crd, markers[gv.Version], v)
-	if err != nil {
-		return nil, err
+	if len(ds) != 1 {
+		return nil, fmt.Errorf("%s: reading the item: %d documents, want one", path, len(ds))
 	}
-	return out.Refused, nil
+	return ds[0], nil
 }
 
-// objectKey identifies an object across versions of its kind.
-type objectKey struct {
-	group, kind, namespace, name string
+// addCRD adds d to the catalog when it is a CRD, with its findings as
+// results. A CRD the API server refuses is bad input: it fails the run
+// whatever failOn says, as the apply would fail.
+func (c *CRDCheck) addCRD(cat *catalog.Catalog, d *document.Document) error {
+	crd, findings, err := cat.AddCRD(d)
+	if err != nil || crd == nil {
+		return err
+	}
+	ref := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: crd.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: crd.Name()}}
+	for _, f := range findings {
+		if f.Reason == finding.ReasonRedefined {
+			f.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", crd.Name(), f.Message)
+		}
+		c.report(f, ref, &framework.File{Path: d.Source.File})
+	}
+	return nil
 }
 
-// keyOf is the object's key; a cluster-scoped kind has no namespace.
-func keyOf(obj map[string]interface{}, clusterScoped bool) objectKey {
-	ref := prune.Ref(obj)
-	gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
-	k := objectKey{gv.Group, ref.Kind, ref.Namespace, ref.Name}
-	if clusterScoped {
-		k.namespace = ""
+// check prunes one object and checks it as a create, or as an update when it
+// has a previous version; changed says whether pruning changed it.
+func (c *CRDCheck) check(cat *catalog.Catalog, d *document.Document, item *yaml.RNode) (changed bool, err error) {
+	original := d.Object // the object as written, before the edits of pruning
+	old, err := cat.Old(context.Background(), d)
+	if err != nil {
+		return false, err
 	}
-	return k
+	// A create is validated as one; an update (with ratcheting) below.
+	res, findings, err := cat.Prune(d, catalog.PruneOptions{Defaults: c.Defaults, Validate: old == nil})
+	if err != nil {
+		return false, err
+	}
+	ref := &yaml.ResourceIdentifier{
+		TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
+		NameMeta: yaml.NameMeta{Name: res.Object.Name, Namespace: res.Object.Namespace},
+	}
+	file := &framework.File{Path: d.Source.File}
+	if _, index, _ := kioutil.GetFileAnnotations(item); index != "" {
+		fmt.Sscan(index, &file.Index)
+	}
+	switch res.Status {
+	case prune.MissingCRD:
+		// A kind kubectl would not map is a bad item, like one that is not an object.
+		if err := cat.Refusal(d); err != nil {
+			return false, err
+		}
+		if !builtin.IsBuiltin(res.Object.APIVersion) {
+			f := finding.NoCRD(res.Object)
+			f.Message += ": not checked"
+			c.report(f, ref, file)
+		}
+		return false, nil
+	case prune.IsCRD:
+		return false, nil
+	}
+	for _, f := range findings {
+		c.report(f, ref, file)
+	}
+	if old != nil {
+		outcome, err := cat.CheckUpdate(old.Object, original, d)
+		if err != nil {
+			return false, err
+		}
+		for _, u := range outcome.Refused {
+			f := finding.FromUpdate(u)
+			f.Message = fmt.Sprintf("update refused: %s (previous version: %s)", f.Message, old.Source)
+			c.report(f, ref, file)
+		}
+	}
+	return len(res.Changes) > 0, nil
+}
+
+// resultTags name, per check, the tag that carries a finding's reason.
+var resultTags = map[finding.Check]string{finding.Prune: "reason", finding.Invalid: "type", finding.Update: "rule"}
+
+// report adds a finding about ref in file as a result: an error when its
+// check is in failOn, else a warning. A finding of no check (a CRD defined
+// twice) is a warning, whatever failOn says.
+func (c *CRDCheck) report(f finding.Finding, ref *yaml.ResourceIdentifier, file *framework.File) {
+	r := &framework.Result{Message: f.Message, Severity: framework.Warning, ResourceRef: ref, File: file}
+	if f.Path != "" {
+		r.Field = &framework.Field{Path: f.Path, CurrentValue: f.Value, ProposedValue: f.NewValue}
+	}
+	if f.Check != "" {
+		for _, fail := range c.FailOn {
+			if fail == string(f.Check) {
+				r.Severity = framework.Error
+			}
+		}
+		r.Tags = map[string]string{"finding": string(f.Check)}
+		if key := resultTags[f.Check]; key != "" && f.Reason != "" {
+			r.Tags[key] = f.Reason
+		}
+	}
+	c.Results = append(c.Results, r)
 }
 
 // root is the directory that paths must stay in, symbolic links resolved;
@@ -483,16 +416,6 @@ func isFunctionConfig(item *yaml.RNode) bool {
 	return ok1 || ok2
 }
 
-func describe(ch prune.Change) string {
-	switch ch.Action {
-	case prune.Removed:
-		return fmt.Sprintf("%q removed", ch.Path)
-	case prune.Added:
-		return fmt.Sprintf("%q added", ch.Path)
-	}
-	return fmt.Sprintf("%q changed", ch.Path)
-}
-
 func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	cfg := &CRDCheck{}
 	if fc == nil {
@@ -504,7 +427,7 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 		return nil, err
 	}
 	if err := sigsyaml.UnmarshalStrict([]byte(s), cfg); err != nil {
-		return nil, fmt.Errorf("function config: %v", err)
+		return nil, fmt.Errorf("function config: %w", err)
 	}
 	if cfg.Kind != "" && (cfg.APIVersion != APIVersion || cfg.Kind != Kind) {
 		return nil, fmt.Errorf("function config: want apiVersion %s, kind %s; got %s, %s", APIVersion, Kind, cfg.APIVersion, cfg.Kind)
@@ -517,11 +440,13 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	default:
 		return nil, fmt.Errorf("function config: loadRestrictor: unknown value %q (%s, %s)", cfg.LoadRestrictor, LoadRestrictionsRootOnly, LoadRestrictionsNone)
 	}
+	names := make([]string, len(finding.Checks))
+	for i, check := range finding.Checks {
+		names[i] = string(check)
+	}
 	for _, f := range cfg.FailOn {
-		switch f {
-		case FindingPrune, FindingNonStructural, FindingUpdate, FindingMissingCRD, FindingInvalid:
-		default:
-			return nil, fmt.Errorf("function config: failOn: unknown finding %q (Prune, NonStructural, Update, MissingCRD, Invalid)", f)
+		if !slices.Contains(names, f) {
+			return nil, fmt.Errorf("function config: failOn: unknown finding %q (%s)", f, strings.Join(names, ", "))
 		}
 	}
 	return cfg, nil

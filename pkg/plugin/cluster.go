@@ -106,15 +106,15 @@ func (c *cluster) connect() error {
 		if clientcmd.IsEmptyConfig(err) {
 			return clusterError("no cluster configured: no kubeconfig found (set KUBECONFIG or --kubeconfig); %s", offlineHint)
 		}
-		return clusterError("kubeconfig: %v", err)
+		return clusterError("kubeconfig: %w", err)
 	}
 	c.client, err = apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
-		return clusterError("kubeconfig: %v", err)
+		return clusterError("kubeconfig: %w", err)
 	}
 	c.discovery, err = c.flags.ToDiscoveryClient()
 	if err != nil {
-		return clusterError("kubeconfig: %v", err)
+		return clusterError("kubeconfig: %w", err)
 	}
 	return nil
 }
@@ -132,13 +132,13 @@ func (c *cluster) apiError(what string, err error) error {
 		return clusterError("%s on %s: unauthorized: the credentials of the kubeconfig were refused (%s)", what, where, statusMessage(err))
 	case isCertificateError(err):
 		// The server answered: "cannot reach" and --offline would send the user the wrong way.
-		return clusterError("%s on %s: TLS: the server's certificate is not trusted: %v (check the kubeconfig's certificate-authority and tls-server-name)", what, where, unwrapURLError(err))
+		return clusterError("%s on %s: TLS: the server's certificate is not trusted: %w (check the kubeconfig's certificate-authority and tls-server-name)", what, where, unwrapURLError(err))
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return clusterError("%s on %s: timed out (raise --request-timeout?): %v", what, where, err)
+		return clusterError("%s on %s: timed out (raise --request-timeout?): %w", what, where, err)
 	case errors.As(err, &urlErr):
-		return clusterError("%s: cannot reach the API server at %s: %v; %s", what, where, urlErr.Err, offlineHint)
+		return clusterError("%s: cannot reach the API server at %s: %w; %s", what, where, urlErr.Err, offlineHint)
 	}
-	return clusterError("%s on %s: %v", what, where, err)
+	return clusterError("%s on %s: %w", what, where, err)
 }
 
 // isCertificateError reports whether the TLS handshake failed on the server's certificate.
@@ -309,10 +309,10 @@ func (c *cluster) GetObject(ctx context.Context, gvr runtimeschema.GroupVersionR
 	if c.dynamic == nil {
 		cfg, err := c.flags.ToRESTConfig()
 		if err != nil {
-			return nil, clusterError("kubeconfig: %v", err)
+			return nil, clusterError("kubeconfig: %w", err)
 		}
 		if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-			return nil, clusterError("kubeconfig: %v", err)
+			return nil, clusterError("kubeconfig: %w", err)
 		}
 	}
 	var ri dynamic.ResourceInterface = c.dynamic.Resource(gvr)

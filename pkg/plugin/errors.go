@@ -57,7 +57,8 @@ var errFindings = &ExitError{Code: ExitFindings, Silent: true}
 
 // ExitCode maps an error returned by a command to the process exit code.
 // Errors of unknown type are cobra's usage errors (unknown flag, wrong
-// arguments) and count as usage errors.
+// arguments) and count as usage errors: Run makes the untyped errors of the
+// commands' own code internal errors (internalErrors).
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK

@@ -27,7 +27,7 @@ type ExplainStructuralOptions struct {
 	All     bool
 	inputs  inputFlags
 	Version string
-	Output  string
+	outputFlags
 
 	cluster *cluster
 	genericiooptions.IOStreams
@@ -35,10 +35,12 @@ type ExplainStructuralOptions struct {
 
 // NewCmdExplainStructural returns "kubectl crd explain-structural".
 func NewCmdExplainStructural(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ExplainStructuralOptions{IOStreams: streams, cluster: newCluster(configFlags), inputs: inputFlags{usage: inputUsage{
-		Filename:  "CRD files or directories to read, - for stdin (repeatable)",
-		Recursive: "read directories given with -f recursively",
-	}}}
+	o := &ExplainStructuralOptions{IOStreams: streams, cluster: newCluster(configFlags),
+		outputFlags: newOutputFlags("output format: text, yaml or json", "text", "yaml", "json"),
+		inputs: inputFlags{usage: inputUsage{
+			Filename:  "CRD files or directories to read, - for stdin (repeatable)",
+			Recursive: "read directories given with -f recursively",
+		}}}
 	cmd := &cobra.Command{
 		Use:   "explain-structural (NAME... | --all | -f FILE|DIR|- [-R]) [--version V] [-o text|yaml|json]",
 		Short: "Tell whether CRD schemas are structural, and show the skeleton pruning sees",
@@ -70,20 +72,27 @@ CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
   cat crd.yaml | kubectl crd explain-structural -f - --version v1 -o yaml`,
 		ValidArgsFunction: completeCRDNames(configFlags),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Names = args
+			if err := o.Complete(cmd, args); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return o.Run()
+			return o.Run(cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, "every CustomResourceDefinition of the cluster")
 	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text, yaml or json")
-	completeOutput(cmd, "text", "yaml", "json")
+	o.outputFlags.AddFlags(cmd)
 	mustRegister(cmd, "version", completeCRDVersions(configFlags))
 	return cmd
+}
+
+// Complete takes the CRD names of the arguments.
+func (o *ExplainStructuralOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.Names = args
+	return nil
 }
 
 // Validate checks the flags.
@@ -97,12 +106,7 @@ func (o *ExplainStructuralOptions) Validate() error {
 	if err := o.inputs.Validate(); err != nil {
 		return err
 	}
-	switch o.Output {
-	case "text", "yaml", "json":
-	default:
-		return usageErrorf("unknown output format %q: use text, yaml or json", o.Output)
-	}
-	return nil
+	return o.outputFlags.Validate()
 }
 
 // structuralReport is the -o json/yaml contract: fields are added, never renamed.
@@ -153,7 +157,10 @@ type versionReport struct {
 }
 
 // Run reads the inputs and prints the report.
-func (o *ExplainStructuralOptions) Run() error {
+func (o *ExplainStructuralOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var report structuralReport
 	in, err := o.inputs.Read(o.In)
 	if err != nil {
@@ -189,7 +196,6 @@ func (o *ExplainStructuralOptions) Run() error {
 	}
 
 	var live []*liveCRD
-	ctx := context.Background()
 	if o.All {
 		if live, err = o.cluster.CRDs(ctx); err != nil {
 			return err

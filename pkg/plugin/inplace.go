@@ -152,7 +152,7 @@ func (o *PruneOptions) planRewrites(w *rewriter) ([]rewrite, error) {
 		for _, err := range errs[:len(errs)-1] {
 			fmt.Fprintf(o.ErrOut, "error: %v\n", err)
 		}
-		return nil, usageErrorf("%v; %s changed no file", errs[len(errs)-1], o.inPlaceFlag())
+		return nil, usageErrorf("%w; %s changed no file", errs[len(errs)-1], o.inPlaceFlag())
 	}
 	return files, nil
 }

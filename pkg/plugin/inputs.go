@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // inputFlags are the file inputs of a command: the objects (-f), the CRDs
@@ -191,74 +191,45 @@ func readFile(name string) ([]*document.Document, error) {
 	return document.Read(f, name)
 }
 
-// fileCRDs are the CRDs of --crd-file, then those among the objects (about
-// to be applied, they win), in that order (see crdSet).
-func (in *inputDocs) fileCRDs() ([]*loadedCRD, error) {
-	var set crdSet
+// addCRDs adds to cat the CRDs of --crd-file, then those among the objects
+// (about to be applied, they win), in that order (see crdAdder).
+func (in *inputDocs) addCRDs(cat *catalog.Catalog) error {
+	a := crdAdder{cat: cat}
 	for _, d := range append(append([]*document.Document{}, in.CRDs...), in.Objects...) {
-		set.add(d)
+		a.add(d)
 	}
-	if set.err != nil {
-		return nil, set.err
+	if a.err != nil {
+		return a.err
 	}
-	in.Warnings = append(in.Warnings, set.twice...)
-	return set.list, nil
+	in.Warnings = append(in.Warnings, a.twice...)
+	return nil
 }
 
-// crdSet are the CRDs of the inputs in the order they are read: a later one
-// replaces an earlier one of the same group and kind. A CRD defined twice,
-// differently, is a warning naming both sources and the one used. A CRD the
-// server would refuse is an error, the first one kept.
-type crdSet struct {
-	list   []*loadedCRD
-	byName map[string]*loadedCRD
-	twice  []inputWarning
-	err    error
+// crdAdder adds the CRDs of the inputs to a catalog in the order they are
+// read: a later one replaces an earlier one of the same group and kind. A
+// CRD defined twice, differently, is a warning naming both sources and the
+// one used. A CRD the server would refuse is an error: the first one is
+// kept, and no CRD is added after it.
+type crdAdder struct {
+	cat   *catalog.Catalog
+	twice []inputWarning
+	err   error
 }
 
-// add adds d if it is a CRD.
-func (s *crdSet) add(d *document.Document) {
-	c, ok, err := crdOf(d)
+func (a *crdAdder) add(d *document.Document) {
+	if a.err != nil {
+		return
+	}
+	_, findings, err := a.cat.AddCRD(d)
 	if err != nil {
-		if s.err == nil {
-			s.err = inputError(err)
+		a.err = inputError(err)
+		return
+	}
+	for _, f := range findings {
+		if f.Reason == finding.ReasonRedefined {
+			a.twice = append(a.twice, inputWarning{Object: prune.Ref(d.Object), Source: d.Source, Message: f.Message})
 		}
-		return
 	}
-	if !ok {
-		return
-	}
-	if s.byName == nil {
-		s.byName = map[string]*loadedCRD{}
-	}
-	if prev := s.byName[c.CRD.Name()]; prev != nil && schema.Redefined(prev.CRD, c.CRD) {
-		s.twice = append(s.twice, inputWarning{Object: prune.Ref(d.Object), Source: c.Source, Message: fmt.Sprintf(
-			"defined twice, differently (%s and %s): the later one, of %s, is used", prev.Source, c.Source, c.Source)})
-	}
-	s.byName[c.CRD.Name()] = c
-	s.list = append(s.list, c)
-}
-
-// loadedCRD is a CRD with where it came from.
-type loadedCRD struct {
-	CRD    *schema.CRD
-	Source document.Source
-	// Raw is the CRD as written: what the server would drop, such as the
-	// mutability markers, is still there.
-	Raw map[string]interface{}
-}
-
-// crdOf decodes a document that is a CustomResourceDefinition; ok is false
-// for other documents.
-func crdOf(d *document.Document) (*loadedCRD, bool, error) {
-	crd, ok, err := schema.FromObject(d.Object, strategy.Validators{})
-	if err != nil {
-		return nil, true, &document.InputError{Source: d.Source, Msg: err.Error()}
-	}
-	if !ok {
-		return nil, false, nil
-	}
-	return &loadedCRD{CRD: crd, Source: d.Source, Raw: d.Object}, true, nil
 }
 
 // objectsOf are the objects kubectl sends for docs: the items of Lists, one

@@ -46,7 +46,7 @@ Each request to the cluster times out after ` + defaultRequestTimeout.String() +
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErrorf("%v\nSee '%s --help'.", err, c.CommandPath())
+		return usageErrorf("%w\nSee '%s --help'.", err, c.CommandPath())
 	})
 	// The kubeconfig flags of every kubectl command: --kubeconfig, --context, -n, --request-timeout, ...
 	// Server warnings are printed on stderr, as kubectl prints them.
@@ -123,6 +123,7 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 	}()
 	cmd := NewCmdCRD(streams)
 	cmd.AddCommand(extra...)
+	internalErrors(cmd)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	werr := out.err
@@ -145,4 +146,27 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 		return ExitInternal
 	}
 	return ExitCode(err)
+}
+
+// internalErrors makes every error a command's own code returns without an
+// exit code (ExitError, or an ExitCode method) an internal error, exit 3: a
+// bug or the machine's fault, not the user's input. What is left untyped is
+// cobra's own (unknown command, wrong arguments): usage errors, exit 2.
+func internalErrors(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		internalErrors(c)
+	}
+	run := cmd.RunE
+	if run == nil {
+		return
+	}
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		err := run(c, args)
+		var ee *ExitError
+		var coded interface{ ExitCode() int }
+		if err == nil || errors.As(err, &ee) || errors.As(err, &coded) {
+			return err
+		}
+		return &ExitError{Code: ExitInternal, Err: err}
+	}
 }

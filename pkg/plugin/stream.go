@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
@@ -22,9 +23,6 @@ import (
 // read twice (standard input, a FIFO, a process substitution) from a spool
 // the first pass wrote on disk.
 type objectStream struct {
-	// CRDs are those of --crd-file, then those among the objects, as
-	// inputDocs.fileCRDs has them.
-	CRDs []*loadedCRD
 	// Warnings are those of the documents as read, then the CRDs defined twice.
 	Warnings []inputWarning
 	// Objects counts the objects of -f (the items of Lists one by one).
@@ -35,13 +33,13 @@ type objectStream struct {
 	keptSize int
 	keeping  bool
 
-	crds crdSet
+	crds crdAdder
 }
 
 // keepBytes is how much document text the first pass keeps for the second
 // rather than read it again: parsed, with its node tree, a document takes
 // some 30 times its text on the heap.
-const keepBytes = 2 << 20
+var keepBytes = 2 << 20
 
 // rereadable is an input of -f as the second pass reads it: a regular file
 // again by its name, anything else from the spool the first pass filled.
@@ -50,14 +48,15 @@ type rereadable struct {
 	spool *safewrite.Spool
 }
 
-// Scan reads every input once (see objectStream); visit sees each object of
-// -f, the items of Lists one by one, and may stop the scan with an error.
-// The caller closes the stream.
-func (f *inputFlags) Scan(stdin io.Reader, visit func(*document.Document) error) (*objectStream, error) {
+// Scan reads every input once (see objectStream) and adds the CRDs of
+// --crd-file, then those among the objects, to cat, as inputDocs.addCRDs
+// does; visit sees each object of -f, the items of Lists one by one, and
+// may stop the scan with an error. The caller closes the stream.
+func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	s := &objectStream{keeping: true}
+	s := &objectStream{keeping: true, crds: crdAdder{cat: cat}}
 	for _, src := range f.sources(&inputDocs{}) {
 		objects := src.flag == "-f"
 		if src.flag == "--old" {
@@ -85,7 +84,6 @@ func (f *inputFlags) Scan(stdin io.Reader, visit func(*document.Document) error)
 		s.Close()
 		return nil, s.crds.err
 	}
-	s.CRDs = s.crds.list
 	s.Warnings = append(s.Warnings, s.crds.twice...)
 	return s, nil
 }

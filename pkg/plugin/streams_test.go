@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -75,5 +77,33 @@ func TestPanicIsInternalError(t *testing.T) {
 	want := "internal error: assignment to entry in nil map\n" + panicHint + "\n"
 	if code != ExitInternal || errOut.String() != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 3 and:\n%s", code, errOut.String(), want)
+	}
+}
+
+// An error of a command's own code that says nothing of its exit code is an
+// internal error, exit 3; cobra's own errors (unknown command, arguments)
+// and typed input errors stay exit 2.
+func TestUnknownErrorIsInternal(t *testing.T) {
+	plain := &cobra.Command{Use: "plain", RunE: func(*cobra.Command, []string) error {
+		return errors.New("something broke")
+	}}
+	input := &cobra.Command{Use: "input", RunE: func(*cobra.Command, []string) error {
+		return fmt.Errorf("wrapped: %w", inputError(errors.New("bad file")))
+	}}
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"plain"}, ExitInternal, "error: something broke\n"},
+		{[]string{"input"}, ExitInput, "error: wrapped: bad file\n"},
+		{[]string{"no-such-command"}, ExitInput, `error: unknown command "no-such-command" for "kubectl crd"`},
+		{[]string{"version", "extra"}, ExitInput, `error: unknown command "extra" for "kubectl crd version"`},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, c.args, plain, input)
+		if code != c.code || !strings.HasPrefix(errOut.String(), c.stderr) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit %d and %q", c.args, code, errOut.String(), c.code, c.stderr)
+		}
 	}
 }

@@ -19,10 +19,15 @@ import (
 const EnvKubeconfig = "KUBECTL_CRD_E2E_KUBECONFIG"
 
 // Ports of the suite's own API server; they differ from hack/test-apiserver.sh's
-// defaults so that a server started by hand does not collide.
+// defaults so that a server started by hand does not collide (TestPortsDocumented).
+const (
+	defaultAPIServerPort = 46543
+	defaultEtcdPort      = 42479
+)
+
 var (
-	apiserverPort = envInt("KUBECTL_CRD_E2E_APISERVER_PORT", 46543)
-	etcdPort      = envInt("KUBECTL_CRD_E2E_ETCD_PORT", 42479)
+	apiserverPort = envInt("KUBECTL_CRD_E2E_APISERVER_PORT", defaultAPIServerPort)
+	etcdPort      = envInt("KUBECTL_CRD_E2E_ETCD_PORT", defaultEtcdPort)
 )
 
 func envInt(name string, def int) int {

@@ -128,7 +128,7 @@ func TestKRMKpt(t *testing.T) {
 	r := x.Run("kpt", "fn", "eval", dir, "--exec", "kubectl-crd krm", "--fn-config", config)
 	b, _ := os.ReadFile(filepath.Join(dir, "widget.yaml"))
 	if r.Code != 0 || strings.Contains(string(b), "colour") || !strings.Contains(string(b), "size: 3 # three") ||
-		!strings.Contains(r.Stderr+r.Stdout, `UnknownField "spec.colour" removed`) {
+		!strings.Contains(r.Stderr+r.Stdout, `pruned unknown field "spec.colour"`) {
 		t.Errorf("exit %d, widget.yaml:\n%s\nstdout:\n%s\nstderr:\n%s", r.Code, b, r.Stdout, r.Stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
 // Validator runs the API server's own update validation of custom
@@ -54,6 +55,15 @@ func (vs Validators) For(crd *schema.CRD, version string) (*Validator, error) {
 		return nil, err
 	}
 	vs[key] = v
+	return v, nil
+}
+
+// UpdateValidator is For as the interface the update check takes.
+func (vs Validators) UpdateValidator(crd *schema.CRD, version string) (update.UpdateValidator, error) {
+	v, err := vs.For(crd, version)
+	if err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 

@@ -1,0 +1,470 @@
+// Package catalog is the orchestration both front ends share: the CRDs a
+// run knows (from files, the inputs, a ResourceList or the cluster), their
+// mutability markers and the server's validators, the old objects of
+// updates, and the checks on one object at a time. The plugin and the KRM
+// function read their inputs, call a Catalog and render what it returns.
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+)
+
+// Cluster is what a catalog reads from a cluster. The plugin implements it
+// with client-go; the engine never talks to a server itself.
+type Cluster interface {
+	// CRDs returns the cluster's CRDs of the given kinds (others may come along).
+	CRDs(ctx context.Context, kinds map[runtimeschema.GroupKind]bool) ([]*schema.CRD, error)
+	// Serves reports whether the cluster serves the kind by any API.
+	Serves(gvk runtimeschema.GroupVersionKind) (bool, error)
+	// GetObject reads an object; nil when it does not exist.
+	GetObject(ctx context.Context, gvr runtimeschema.GroupVersionResource, namespace, name string) (map[string]interface{}, error)
+	// Where names the cluster in messages.
+	Where() string
+}
+
+// Server is the API server's own code the checks run: CRD validation,
+// create and update validation of custom resources. The one implementation
+// is pkg/engine/strategy's, which brings client-go and etcd: the front ends
+// choose it, so that the engine does not carry that weight.
+type Server interface {
+	schema.CRDValidator
+	prune.CreateValidator
+	// UpdateValidator validates updates of objects of crd in version.
+	UpdateValidator(crd *schema.CRD, version string) (update.UpdateValidator, error)
+}
+
+// Builtins are the kinds of Kubernetes itself (internal/builtin's, from
+// client-go's scheme, given by the front ends for the same reason as Server).
+type Builtins interface {
+	// IsBuiltin reports whether apiVersion is of a group Kubernetes serves itself.
+	IsBuiltin(apiVersion string) bool
+	// CheckKind refuses a kind kubectl would not map in a built-in group.
+	CheckKind(apiVersion, kind string) error
+}
+
+// Options configure a catalog.
+type Options struct {
+	// Builtins are Kubernetes' own kinds.
+	Builtins Builtins
+	// Server validates CRDs and objects as the API server does.
+	Server Server
+	// Cluster is asked for the CRDs the files do not define, and for old
+	// objects; nil works offline.
+	Cluster Cluster
+	// Namespaces is the namespace rule of the run.
+	Namespaces Namespaces
+	// OldFromCluster reads an update's old object from the cluster when
+	// none was added (check-update without --old).
+	OldFromCluster bool
+}
+
+// Catalog holds what a run knows. CRDs and old objects are added one at a
+// time, as the inputs are read; objects are checked one at a time.
+type Catalog struct {
+	opts Options
+
+	reg     *schema.Registry
+	byName  map[string]added
+	markers map[runtimeschema.GroupKind]map[string]*update.Schema
+	olds    map[Key]*document.Document
+	// refused are the kinds the server would not map, with why.
+	refused map[runtimeschema.GroupVersionKind]string
+}
+
+type added struct {
+	crd    *schema.CRD
+	source document.Source
+}
+
+// New returns an empty catalog.
+func New(opts Options) *Catalog {
+	return &Catalog{
+		opts:    opts,
+		reg:     schema.NewRegistry(),
+		byName:  map[string]added{},
+		markers: map[runtimeschema.GroupKind]map[string]*update.Schema{},
+		olds:    map[Key]*document.Document{},
+		refused: map[runtimeschema.GroupVersionKind]string{},
+	}
+}
+
+// Namespaces is the namespace rule.
+func (c *Catalog) Namespaces() Namespaces { return c.opts.Namespaces }
+
+// AddCRD adds d when it is a CustomResourceDefinition (ok false for other
+// documents): a later CRD of a group and kind replaces an earlier one, as
+// the inputs, about to be applied, replace the files. The findings are
+// about the CRD itself: defined twice differently (the Redefined warning),
+// not structural, misplaced mutability markers (with the CRD's source
+// line). A CRD the server refuses is an *document.InputError.
+func (c *Catalog) AddCRD(d *document.Document) (crd *schema.CRD, findings []finding.Finding, err error) {
+	crd, ok, err := schema.FromObject(d.Object, c.opts.Server)
+	if err != nil {
+		return nil, nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+	}
+	if !ok {
+		return nil, nil, nil
+	}
+	if prev, ok := c.byName[crd.Name()]; ok && schema.Redefined(prev.crd, crd) {
+		findings = append(findings, finding.Redefined(prev.source.String(), d.Source.String()))
+	}
+	c.byName[crd.Name()] = added{crd, d.Source}
+	c.reg.Add(crd)
+	for _, e := range crd.Violations() {
+		findings = append(findings, finding.FromStructural(crd.Name(), e))
+	}
+	// The mutability markers, which the server drops, from the CRD as written.
+	m, errs := update.CRDSchemas(d.Object)
+	c.markers[crd.GroupKind()] = m
+	for _, e := range errs {
+		findings = append(findings, finding.FromMarker(crd.Name(), e))
+	}
+	for i := range findings {
+		findings[i].Line = d.Source.Line
+	}
+	return crd, findings, nil
+}
+
+// Lookup returns the CRD of an object's apiVersion and kind.
+func (c *Catalog) Lookup(apiVersion, kind string) (*schema.CRD, bool) {
+	return c.reg.Lookup(apiVersion, kind)
+}
+
+// Kinds is the set of kinds of the objects of a run, as a first pass over
+// the inputs collects them.
+type Kinds map[runtimeschema.GroupVersionKind]bool
+
+// Add adds the kind of obj; an object that does not say what it is, and a
+// CRD (a schema source in any version), have none to resolve.
+func (k Kinds) Add(obj map[string]interface{}) {
+	ref := prune.Ref(obj)
+	if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) {
+		return
+	}
+	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return // the check of the object says so, with its line
+	}
+	k[gv.WithKind(ref.Kind)] = true
+}
+
+func (k Kinds) sorted() []runtimeschema.GroupVersionKind {
+	out := make([]runtimeschema.GroupVersionKind, 0, len(k))
+	for gvk := range k {
+		out = append(out, gvk)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// Resolve makes the catalog ready for objects of kinds, once every CRD of
+// the inputs is added: kinds of built-in groups kubectl would not map are
+// refused (offline by the built-in types of the Kubernetes release we
+// embed, live by the cluster's discovery); live, the cluster's CRDs are
+// added for the kinds no added CRD defines (added CRDs win), and a kind
+// that neither defines nor the cluster serves is refused. Refusal then
+// names each object of a refused kind. An error is the cluster's.
+func (c *Catalog) Resolve(ctx context.Context, kinds Kinds) error {
+	cl := c.opts.Cluster
+	for _, gvk := range kinds.sorted() {
+		apiVersion := gvk.GroupVersion().String()
+		// Lists are expanded by kubectl, not mapped.
+		if strings.HasSuffix(gvk.Kind, "List") || !c.opts.Builtins.IsBuiltin(apiVersion) {
+			continue
+		}
+		if cl == nil {
+			if err := c.opts.Builtins.CheckKind(apiVersion, gvk.Kind); err != nil {
+				c.refused[gvk] = err.Error()
+			}
+			continue
+		}
+		ok, err := cl.Serves(gvk)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			noMatch := &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+			c.refused[gvk] = fmt.Sprintf("%v: not served by %s", noMatch, cl.Where())
+		}
+	}
+	// Refused built-in kinds fail the run before the cluster's CRDs are read.
+	if cl == nil || len(c.refused) > 0 {
+		return nil
+	}
+	var unresolved []runtimeschema.GroupVersionKind
+	wanted := map[runtimeschema.GroupKind]bool{}
+	for _, gvk := range kinds.sorted() {
+		apiVersion := gvk.GroupVersion().String()
+		if c.opts.Builtins.IsBuiltin(apiVersion) {
+			continue
+		}
+		if _, ok := c.reg.Lookup(apiVersion, gvk.Kind); !ok {
+			unresolved = append(unresolved, gvk)
+			wanted[gvk.GroupKind()] = true
+		}
+	}
+	if len(unresolved) == 0 {
+		return nil
+	}
+	live, err := cl.CRDs(ctx, wanted)
+	if err != nil {
+		return err
+	}
+	for _, crd := range live {
+		// Only kinds no added CRD defines: those of the files and inputs win.
+		if wanted[crd.GroupKind()] {
+			c.reg.Add(crd)
+		}
+	}
+	for _, gvk := range unresolved {
+		apiVersion := gvk.GroupVersion().String()
+		if _, ok := c.reg.Lookup(apiVersion, gvk.Kind); ok {
+			continue
+		}
+		served, err := cl.Serves(gvk)
+		if err != nil {
+			return err
+		}
+		if !served {
+			c.refused[gvk] = fmt.Sprintf("no CustomResourceDefinition defines kind %q in %s, on %s or in the inputs; the API server would refuse it (no matches for kind)",
+				gvk.Kind, apiVersion, cl.Where())
+		}
+	}
+	return nil
+}
+
+// Refuses reports whether Resolve refused any kind: then Refusal names
+// their objects, and the run fails before any object is checked.
+func (c *Catalog) Refuses() bool { return len(c.refused) > 0 }
+
+// Refusal is the input error for d when Resolve refused its kind: kubectl
+// apply would refuse it with "no matches for kind". Nil otherwise.
+func (c *Catalog) Refusal(d *document.Document) error {
+	ref := prune.Ref(d.Object)
+	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil
+	}
+	why, ok := c.refused[gv.WithKind(ref.Kind)]
+	if !ok {
+		return nil
+	}
+	return &document.InputError{Source: d.Source, Msg: ref.String() + ": " + why}
+}
+
+// PruneOptions tune Prune.
+type PruneOptions struct {
+	// Defaults also applies the schema's defaults, as the server stores them.
+	Defaults bool
+	// Validate runs the server's validation of a create.
+	Validate bool
+}
+
+// Prune is a create of d: what the server stores of it, its changes applied
+// to d's YAML (comments kept), and with opts.Validate what the server's
+// validation refuses. The result names the object in the namespace the
+// rule gives it; the findings are every one about the object, in the order
+// to show them: the changes, then why the server refuses it. A check of
+// created objects adds its findings here, and both front ends show them.
+// An error is an *document.InputError.
+func (c *Catalog) Prune(d *document.Document, opts PruneOptions) (*prune.Result, []finding.Finding, error) {
+	po := prune.Options{Defaults: opts.Defaults, Namespace: c.opts.Namespaces.Default}
+	if opts.Validate {
+		po.Validate = c.opts.Server
+	}
+	res, err := prune.Document(d, c.reg, po)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Status != prune.Checked && res.Status != prune.Invalid {
+		return res, nil, nil
+	}
+	crd, _ := c.reg.Lookup(res.Object.APIVersion, res.Object.Kind)
+	res.Object.Namespace = c.opts.Namespaces.Shown(crd, res.Object.Namespace)
+	var findings []finding.Finding
+	for _, ch := range res.Changes {
+		findings = append(findings, finding.FromChange(ch, res.Object.Kind, res.StorageVersion))
+	}
+	for _, e := range res.Errors {
+		findings = append(findings, finding.FromInvalid(e))
+	}
+	return res, findings, nil
+}
+
+// AddOld adds an old object, the version an update replaces. One the server
+// cannot have stored is an *document.InputError: it would match nothing,
+// and its update would pass unchecked.
+func (c *Catalog) AddOld(d *document.Document) error {
+	if err := update.ValidateOld(d); err != nil {
+		return err
+	}
+	c.olds[KeyOf(d.Object)] = d
+	return nil
+}
+
+// Old is the old version of d: an added one of the same group, kind,
+// namespace and name, else (Options.OldFromCluster) the cluster's; nil
+// when there is none (a create) or d's kind has no CRD.
+func (c *Catalog) Old(ctx context.Context, d *document.Document) (*document.Document, error) {
+	ref := prune.Ref(d.Object)
+	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
+	if !ok {
+		return nil, nil
+	}
+	key := KeyOf(d.Object)
+	ns := c.opts.Namespaces.Shown(crd, ref.Namespace)
+	if od, ok := c.olds[Key{key.Group, key.Kind, ns, key.Name}]; ok {
+		return od, nil
+	}
+	if od, ok := c.olds[key]; ok {
+		return od, nil
+	}
+	// Without a name (generateName), there is no old object to ask for.
+	if !c.opts.OldFromCluster || c.opts.Cluster == nil || ref.Name == "" {
+		return nil, nil
+	}
+	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, nil
+	}
+	obj, err := c.opts.Cluster.GetObject(ctx, gv.WithResource(crd.Object.Spec.Names.Plural), ns, ref.Name)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	return &document.Document{Object: obj}, nil
+}
+
+// CheckUpdate is an update of old to obj (d's object as sent): what the
+// server's update validation and the CRD's mutability markers refuse, with
+// d's lines, and what the server drops or changes of obj (defaults left
+// out: no news). Both objects get the request's namespace. An error is an
+// *document.InputError naming d.
+func (c *Catalog) CheckUpdate(old, obj map[string]interface{}, d *document.Document) (*update.Outcome, error) {
+	ref := prune.Ref(obj)
+	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
+	if !ok {
+		return nil, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("%s: no CustomResourceDefinition for %s, kind %s", ref, ref.APIVersion, ref.Kind)}
+	}
+	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+	}
+	validator, err := c.opts.Server.UpdateValidator(crd, gv.Version)
+	if err != nil {
+		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+	}
+	if !crd.ClusterScoped() {
+		ns := c.opts.Namespaces.Request(crd, c.opts.Namespaces.Shown(crd, ref.Namespace))
+		obj, old = update.InNamespace(obj, ns), update.InNamespace(old, ns)
+	}
+	out, err := update.Check(old, obj, crd, c.markers[crd.GroupKind()][gv.Version], validator)
+	if err != nil {
+		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+	}
+	for i := range out.Refused {
+		out.Refused[i].Line = prune.LineOfPath(d, out.Refused[i].Path)
+	}
+	out.Pruned = warnings(d, out.Pruned)
+	return out, nil
+}
+
+// warnings keeps what the server drops or changes of d's object (defaults
+// are no news), with source lines.
+func warnings(d *document.Document, changes []prune.Change) []prune.Change {
+	out := []prune.Change{}
+	for _, ch := range changes {
+		if ch.Reason == prune.Defaulted {
+			continue
+		}
+		ch.Line = prune.LineOf(d, ch)
+		out = append(out, ch)
+	}
+	return out
+}
+
+// UpdateStatus says how Update handled an object.
+type UpdateStatus string
+
+const (
+	// UpdateChecked: an update of an old object, checked.
+	UpdateChecked UpdateStatus = "Checked"
+	// UpdateCreate: no old object: a create, only pruned.
+	UpdateCreate UpdateStatus = "Create"
+	// UpdateMissingCRD: no CRD is known for the kind: not checked.
+	UpdateMissingCRD UpdateStatus = "MissingCRD"
+	// UpdateSkipped: a CRD, or an object of a built-in kind: not ours to check.
+	UpdateSkipped UpdateStatus = ""
+)
+
+// UpdateResult is the verdict on one object of check-update.
+type UpdateResult struct {
+	// Object is named in the namespace the rule gives it.
+	Object prune.ObjectRef
+	Status UpdateStatus
+	// Refused is why the update would be refused, with d's lines.
+	Refused []update.Finding
+	// Warnings is what the server drops or changes of the new object.
+	Warnings []prune.Change
+}
+
+// Update checks d as an update of its old version (Old), or as a create
+// when it has none. d must say what it is (prune.Identify). An error is an
+// *document.InputError, or the cluster's.
+func (c *Catalog) Update(ctx context.Context, d *document.Document) (*UpdateResult, error) {
+	ref, gv, err := prune.Identify(d)
+	if err != nil {
+		return nil, err
+	}
+	res := &UpdateResult{Object: ref, Refused: []update.Finding{}, Warnings: []prune.Change{}}
+	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
+	switch {
+	case schema.IsCRD(ref.APIVersion, ref.Kind) || (!ok && c.opts.Builtins.IsBuiltin(ref.APIVersion)):
+		return res, nil
+	case !ok:
+		res.Status = UpdateMissingCRD
+		return res, nil
+	}
+	res.Object.Namespace = c.opts.Namespaces.Shown(crd, ref.Namespace)
+	s, err := crd.ServedSchema(gv.Version)
+	if err != nil {
+		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+	}
+	// The server decodes the request before it reads the old object: what
+	// it cannot decode (metadata: "x") is the input's fault, whatever the cluster.
+	stored, err := prune.Store(d.Object, crd, gv.Version, true)
+	if err != nil {
+		return nil, &document.InputError{Source: d.Source, Msg: "the server would refuse this object: " + err.Error(), Err: err}
+	}
+	old, err := c.Old(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	if old == nil {
+		// A create: only what the server drops is worth saying.
+		res.Status = UpdateCreate
+		res.Warnings = warnings(d, prune.Changes(d.Object, stored, s))
+		return res, nil
+	}
+	out, err := c.CheckUpdate(old.Object, d.Object, d)
+	if err != nil {
+		return nil, err
+	}
+	res.Status = UpdateChecked
+	if out.Refused != nil {
+		res.Refused = out.Refused
+	}
+	res.Warnings = out.Pruned
+	return res, nil
+}

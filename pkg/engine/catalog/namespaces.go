@@ -1,0 +1,81 @@
+package catalog
+
+import (
+	"fmt"
+
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// Namespaces is kubectl apply's namespace rule, for every check: where an
+// object without a namespace goes, and which namespace a report names.
+type Namespaces struct {
+	// Default is the namespace of objects without one: -n, else the
+	// context's ("" when nothing names one).
+	Default string
+	// Explicit: -n gave Default; an object of another namespace is refused.
+	Explicit bool
+	// Offline: reports name only a namespace the user gave, the object's
+	// own or -n, not the context's.
+	Offline bool
+}
+
+// Shown is the namespace a report names for an object of crd whose
+// metadata.namespace is ns: none for a cluster-scoped kind (the server
+// drops it).
+func (n Namespaces) Shown(crd *schema.CRD, ns string) string {
+	switch {
+	case crd != nil && crd.ClusterScoped():
+		return ""
+	case ns != "":
+		return ns
+	case n.Offline && !n.Explicit:
+		return ""
+	}
+	return n.Default
+}
+
+// Request is the namespace of the request for an object of crd whose
+// namespace is ns: kubectl sends one without a namespace to Default, else
+// to "default".
+func (n Namespaces) Request(crd *schema.CRD, ns string) string {
+	switch {
+	case crd != nil && crd.ClusterScoped():
+		return ""
+	case ns != "":
+		return ns
+	case n.Default != "":
+		return n.Default
+	}
+	return "default"
+}
+
+// Check refuses an object whose namespace differs from an explicit -n, with
+// kubectl apply's message: an *document.InputError.
+func (n Namespaces) Check(d *document.Document) error {
+	if !n.Explicit {
+		return nil
+	}
+	ref := prune.Ref(d.Object)
+	if ref.Namespace != "" && ref.Namespace != n.Default {
+		return &document.InputError{Source: d.Source, Msg: fmt.Sprintf(
+			"the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
+			ref.Namespace, n.Default, ref.Namespace)}
+	}
+	return nil
+}
+
+// Key identifies an object across versions of its kind.
+type Key struct {
+	Group, Kind, Namespace, Name string
+}
+
+// KeyOf is the key of obj as written.
+func KeyOf(obj map[string]interface{}) Key {
+	ref := prune.Ref(obj)
+	gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	return Key{gv.Group, ref.Kind, ref.Namespace, ref.Name}
+}

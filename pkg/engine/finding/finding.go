@@ -1,0 +1,161 @@
+// Package finding is the one shape of what the checks find, and the one
+// place where a finding is worded: the plugin prints the Message, the KRM
+// function carries it as a result's message. The checks keep their own
+// types inside (prune.Change, update.Finding, field.ErrorList, as in the
+// server); a front end converts them here, never words them itself.
+package finding
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+)
+
+// Check names the check a finding comes from; the KRM function's failOn
+// takes these names. "" is a note about the inputs, of no check.
+type Check string
+
+const (
+	Prune         Check = "Prune"         // the server would drop or change a field
+	NonStructural Check = "NonStructural" // the server would refuse the CRD
+	Update        Check = "Update"        // the server or a mutability marker would refuse the update
+	MissingCRD    Check = "MissingCRD"    // no CRD is known for the kind: not checked
+	Invalid       Check = "Invalid"       // the server's validation would refuse the create
+)
+
+// Checks are every check, in the order their names are listed.
+var Checks = []Check{Prune, NonStructural, Update, MissingCRD, Invalid}
+
+// Severity says whether a finding fails a run.
+type Severity string
+
+const (
+	Warning Severity = "warning"
+	Error   Severity = "error"
+)
+
+// Finding is one thing a check found in one object or CRD.
+type Finding struct {
+	Check Check
+	// Reason is the check's own name for it: a prune.Reason, an update
+	// rule ("x-kubernetes-mutability: Immutable"), a server error type.
+	Reason string
+	// Path in the server's format ("" when the finding is about the whole object).
+	Path     string
+	Severity Severity
+	// Message is the finding in words, without where it is (object, file).
+	Message string
+	// Value is the value as sent (or the old one of an update); NewValue
+	// what the server stores (or the new one).
+	Value, NewValue interface{}
+	// Line is the source line (0 when unknown).
+	Line int
+}
+
+// FromChange is a field the server changes. kind and storageVersion are
+// those of the object's result: the words of some reasons name them.
+func FromChange(ch prune.Change, kind, storageVersion string) Finding {
+	return Finding{
+		Check: Prune, Reason: string(ch.Reason), Path: ch.Path, Severity: Warning,
+		Message: describeChange(ch, kind, storageVersion), Value: ch.Value, NewValue: ch.NewValue, Line: ch.Line,
+	}
+}
+
+func describeChange(ch prune.Change, kind, storageVersion string) string {
+	switch ch.Reason {
+	case prune.StatusSubresource:
+		return fmt.Sprintf("%q is ignored: the CRD has the status subresource, so only writes to /status set it", ch.Path)
+	case prune.ClusterScoped:
+		return fmt.Sprintf("dropped %q: %s is cluster-scoped", ch.Path, kind)
+	case prune.StorageVersion:
+		return fmt.Sprintf("pruned %q when stored: not in the schema of the storage version %s", ch.Path, storageVersion)
+	case prune.UnknownField:
+		return fmt.Sprintf("pruned unknown field %q", ch.Path)
+	case prune.UnknownMetadataField:
+		return fmt.Sprintf("dropped unknown metadata field %q", ch.Path)
+	case prune.NullNonNullable:
+		return fmt.Sprintf("dropped null value of non-nullable field %q", ch.Path)
+	case prune.Defaulted:
+		return fmt.Sprintf("defaulted %q to %s", ch.Path, JSON(ch.NewValue))
+	}
+	switch ch.Action {
+	case prune.Removed:
+		return fmt.Sprintf("metadata normalized: dropped %q (was %s)", ch.Path, JSON(ch.Value))
+	case prune.Added:
+		return fmt.Sprintf("metadata normalized: added %q = %s", ch.Path, JSON(ch.NewValue))
+	}
+	return fmt.Sprintf("metadata normalized: %q %s -> %s", ch.Path, JSON(ch.Value), JSON(ch.NewValue))
+}
+
+// FromInvalid is a reason the server's validation refuses a create, in
+// the server's words (which show the value: Value is left empty).
+func FromInvalid(e prune.FieldError) Finding {
+	return Finding{
+		Check: Invalid, Reason: e.Type, Path: e.Field, Severity: Error,
+		Message: "the server would refuse it: " + e.Message, Line: e.Line,
+	}
+}
+
+// FromUpdate is a reason an update is refused: the rule, then what it says.
+func FromUpdate(f update.Finding) Finding {
+	return Finding{
+		Check: Update, Reason: f.Rule, Path: f.Path, Severity: Error,
+		Message: f.Rule + ": " + f.Message, Value: f.Old, NewValue: f.New, Line: f.Line,
+	}
+}
+
+// FromStructural is a reason the server refuses a CRD (it is not
+// structural, or invalid).
+func FromStructural(crdName string, e *field.Error) Finding {
+	return Finding{
+		Check: NonStructural, Reason: e.Type.String(), Path: e.Field, Severity: Error,
+		Message: fmt.Sprintf("CustomResourceDefinition %s is not structural: %s", crdName, e.ErrorBody()),
+	}
+}
+
+// FromMarker is a mutability marker placed where the KEP gives it no
+// meaning: it is not enforced. It has no Reason: it is no rule of an update.
+func FromMarker(crdName string, e *field.Error) Finding {
+	return Finding{
+		Check: Update, Path: e.Field, Severity: Warning,
+		Message: fmt.Sprintf("CustomResourceDefinition %s: misplaced mutability marker, not enforced: %s", crdName, e.ErrorBody()),
+	}
+}
+
+// ReasonRedefined is the Reason of Redefined.
+const ReasonRedefined = "Redefined"
+
+// Redefined is a CRD defined twice, differently: the later one is used. It
+// is of no check: a note on the inputs, a warning whatever fails a run.
+func Redefined(first, later string) Finding {
+	return Finding{
+		Reason: ReasonRedefined, Severity: Warning,
+		Message: fmt.Sprintf("defined twice, differently (%s and %s): the later one, of %s, is used", first, later, later),
+	}
+}
+
+// NoCRD is an object of a kind that no CRD defines, which is not checked.
+func NoCRD(ref prune.ObjectRef) Finding {
+	return Finding{
+		Check: MissingCRD, Severity: Warning,
+		Message: fmt.Sprintf("no CustomResourceDefinition for %s, kind %s", ref.APIVersion, ref.Kind),
+	}
+}
+
+// JSON is v as compact JSON, for messages: <, > and & as they are, as
+// kubectl writes them.
+func JSON(v interface{}) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}

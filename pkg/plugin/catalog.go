@@ -1,0 +1,82 @@
+package plugin
+
+import (
+	"context"
+	"io"
+
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+)
+
+// catalogCluster is the cluster as the engine's catalog reads it.
+type catalogCluster struct{ c *cluster }
+
+var _ catalog.Cluster = catalogCluster{}
+
+// CRDs converts only the CRDs of the kinds asked for: a cluster has hundreds.
+func (cc catalogCluster) CRDs(ctx context.Context, kinds map[runtimeschema.GroupKind]bool) ([]*schema.CRD, error) {
+	live, err := cc.c.CRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*schema.CRD
+	for _, l := range live {
+		if kinds[l.GroupKind()] {
+			out = append(out, l.CRD())
+		}
+	}
+	return out, nil
+}
+
+func (cc catalogCluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
+	return cc.c.Serves(gvk)
+}
+
+func (cc catalogCluster) GetObject(ctx context.Context, gvr runtimeschema.GroupVersionResource, namespace, name string) (map[string]interface{}, error) {
+	return cc.c.GetObject(ctx, gvr, namespace, name)
+}
+
+func (cc catalogCluster) Where() string { return cc.c.where() }
+
+// newCatalog is the engine's catalog for a command: the cluster of the
+// kubeconfig flags unless offline, and kubectl apply's namespace rule with
+// -n or the context's namespace.
+func newCatalog(c *cluster, offline, oldFromCluster bool) *catalog.Catalog {
+	ns, explicit := c.Namespace()
+	opts := catalog.Options{
+		Server:         strategy.Validators{},
+		Builtins:       builtin.Kinds{},
+		Namespaces:     catalog.Namespaces{Default: ns, Explicit: explicit, Offline: offline},
+		OldFromCluster: oldFromCluster && !offline,
+	}
+	if !offline {
+		opts.Cluster = catalogCluster{c}
+	}
+	return catalog.New(opts)
+}
+
+// resolveKinds readies cat for the objects, once their CRDs are added: it
+// reads the cluster's CRDs for kinds the inputs do not define, and refuses
+// the objects kubectl apply would not map (every refusal printed on errOut,
+// the last returned, an input error).
+func resolveKinds(ctx context.Context, cat *catalog.Catalog, errOut io.Writer, objects []*document.Document) error {
+	kinds := catalog.Kinds{}
+	for _, d := range objects {
+		kinds.Add(d.Object)
+	}
+	if err := cat.Resolve(ctx, kinds); err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range objects {
+		if err := cat.Refusal(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return inputErrors(errOut, errs)
+}
