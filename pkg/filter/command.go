@@ -141,7 +141,7 @@ func resourceList(in io.Reader, out io.Writer) error {
 		OmitReaderAnnotations: true,
 		KeepReaderAnnotations: true,
 	}
-	return framework.Execute(Processor{}, rw)
+	return execute(Processor{}, rw)
 }
 
 // checkResourceList refuses a ResourceList (or List) that kyaml would

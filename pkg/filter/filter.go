@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
@@ -171,13 +172,21 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 
 	// The items: CRDs first (about to be applied, they override the files).
-	docs := make([]*document.Document, len(items))
+	// Only CRDs and Lists are read as documents here; the other items are
+	// read one at a time below and dropped once checked, so that what an
+	// item costs beyond the ResourceList the protocol holds is small.
 	kinds := catalog.Kinds{}
 	for i, item := range items {
-		if docs[i], err = readItem(item, i); err != nil {
+		apiVersion, kind := item.GetApiVersion(), item.GetKind()
+		if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
+			kinds.Add(map[string]interface{}{"apiVersion": apiVersion, "kind": kind})
+			continue
+		}
+		doc, err := readItem(item, i)
+		if err != nil {
 			return nil, err
 		}
-		for _, o := range docs[i].Objects() {
+		for _, o := range doc.Objects() {
 			kinds.Add(o.Object)
 			if err := c.addCRD(cat, o); err != nil {
 				return nil, err
@@ -190,16 +199,21 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 
 	doPrune := c.Prune == nil || *c.Prune
-	out := make([]*yaml.RNode, len(items))
-	copy(out, items)
-	for i, doc := range docs {
-		if isFunctionConfig(items[i]) {
+	// A pruned item replaces its original in items as it is checked, so
+	// that the original can go.
+	out := items
+	for i, item := range items {
+		if isFunctionConfig(item) {
 			continue // kustomize fn run and kpt pass the function's own config along
+		}
+		doc, err := readItem(item, i)
+		if err != nil {
+			return nil, err
 		}
 		changed := false
 		// The objects kubectl would send: a List's items one by one.
 		for _, d := range doc.Objects() {
-			ch, err := c.check(cat, d, items[i])
+			ch, err := c.check(cat, d, item)
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,161 @@
+package filter
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// execute runs p over the ResourceList read by rw, as kyaml's
+// framework.Execute does, and writes the ResourceList back with
+// writeResourceList: the same bytes, in bounded memory.
+func execute(p framework.ResourceListProcessor, rw *kio.ByteReadWriter) error {
+	rl := framework.ResourceList{}
+	var err error
+	if rl.Items, err = rw.Read(); err != nil {
+		return fmt.Errorf("failed to read ResourceList input: %w", err)
+	}
+	rl.FunctionConfig = rw.FunctionConfig
+	// The path, index and id annotations, internal and legacy, kept in step.
+	annotations, err := kio.PreprocessResourcesForInternalAnnotationMigration(rl.Items)
+	if err != nil {
+		return err
+	}
+	processErr := p.Process(&rl)
+	if err := kio.ReconcileInternalAnnotations(rl.Items, annotations); err != nil {
+		return err
+	}
+	if err := writeResourceList(rw, rl.Items, rl.Results); err != nil {
+		return err
+	}
+	return processErr
+}
+
+// writeResourceList writes a ResourceList as kyaml's ByteReadWriter does,
+// byte for byte, but its items and results a batch at a time. The YAML
+// encoder keeps a record of every event of the document it encodes until
+// the document ends: a ResourceList written whole costs hundreds of bytes
+// per node of every item and result (gigabytes for 10 MB of items). A block
+// sequence under a key of the root mapping, in kyaml's compact style, is
+// written at column 0, exactly as the same sequence written as a document
+// of its own: so the wrapper is written with both lists empty, and the
+// lists, batch by batch, in their place.
+func writeResourceList(rw *kio.ByteReadWriter, items []*yaml.RNode, results framework.Results) error {
+	if rw.NoWrap || rw.WrappingKind == "" || !rw.KeepReaderAnnotations {
+		// Plain documents, as kyaml writes them: one at a time.
+		if len(results) > 0 {
+			b, err := yaml.Marshal(results)
+			if err != nil {
+				return err
+			}
+			if rw.Results, err = yaml.Parse(string(b)); err != nil {
+				return err
+			}
+		}
+		return rw.Write(items)
+	}
+	var wrapper bytes.Buffer
+	w := kio.ByteWriter{
+		Writer:                &wrapper,
+		KeepReaderAnnotations: true,
+		Style:                 rw.Style,
+		FunctionConfig:        rw.FunctionConfig,
+		WrappingAPIVersion:    rw.WrappingAPIVersion,
+		WrappingKind:          rw.WrappingKind,
+	}
+	if len(results) > 0 {
+		w.Results = yaml.NewListRNode()
+	}
+	if err := w.Write(nil); err != nil {
+		return err
+	}
+	text := wrapper.Bytes()
+	for _, list := range []struct {
+		key   string
+		n     int
+		write func(from, to int) error
+	}{
+		{"items", len(items), func(from, to int) error { return writeItems(rw.Writer, items[from:to], rw.Style) }},
+		{"results", len(results), func(from, to int) error { return writeResults(rw.Writer, results[from:to]) }},
+	} {
+		if list.n == 0 {
+			continue // kyaml writes "items: []"; no results, no key
+		}
+		at := lineAt(text, list.key+": []\n")
+		if at < 0 {
+			return fmt.Errorf("writing the ResourceList: no %s in its wrapper", list.key)
+		}
+		if _, err := rw.Writer.Write(append(text[:at:at], list.key+":\n"...)); err != nil {
+			return err
+		}
+		for from := 0; from < list.n; from += batchSize {
+			if err := list.write(from, min(from+batchSize, list.n)); err != nil {
+				return err
+			}
+		}
+		text = text[at+len(list.key+": []\n"):]
+	}
+	_, err := rw.Writer.Write(text)
+	return err
+}
+
+// lineAt is the offset of the first line of text that is line, or -1.
+func lineAt(text []byte, line string) int {
+	for at := 0; at < len(text); {
+		if bytes.HasPrefix(text[at:], []byte(line)) {
+			return at
+		}
+		next := bytes.IndexByte(text[at:], '\n')
+		if next < 0 {
+			break
+		}
+		at += next + 1
+	}
+	return -1
+}
+
+// batchSize is how many items or results are encoded at once.
+var batchSize = 256
+
+// writeItems writes items as ByteWriter does: copies, with their empty
+// annotations cleared, as a block sequence.
+func writeItems(w io.Writer, items []*yaml.RNode, style yaml.Style) error {
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, it := range items {
+		c := it.Copy()
+		if err := yaml.ClearEmptyAnnotations(c); err != nil {
+			return err
+		}
+		if style != 0 {
+			c.YNode().Style = style
+		}
+		seq.Content = append(seq.Content, c.YNode())
+	}
+	return encodeDocument(w, seq)
+}
+
+// writeResults writes results as framework.Execute and ByteWriter do:
+// marshalled, parsed, encoded.
+func writeResults(w io.Writer, results framework.Results) error {
+	b, err := yaml.Marshal(results)
+	if err != nil {
+		return err
+	}
+	node, err := yaml.Parse(string(b))
+	if err != nil {
+		return err
+	}
+	return encodeDocument(w, node.YNode())
+}
+
+func encodeDocument(w io.Writer, n *yaml.Node) error {
+	enc := yaml.NewEncoder(w)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{n}}); err != nil {
+		return err
+	}
+	return enc.Close()
+}

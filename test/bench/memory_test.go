@@ -1,0 +1,216 @@
+// Package bench measures the built binary as a user runs it: peak memory
+// (the kernel's ru_maxrss of the process) and throughput on generated
+// streams of small objects. Run with
+//
+//	go test ./test/bench -run '^$' -bench Memory -benchtime 1x [-sizes 10,100,1024]
+//
+// Numbers go to docs/robustness.md; nothing here is a timed test.
+package bench
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+var sizes = flag.String("sizes", "10,100,1024", "input sizes in MiB, comma-separated")
+
+const (
+	crd = "../../examples/maintenance/crd.yaml"
+	// object is a small object of the example's CRD, with a field the
+	// server prunes and a comment.
+	object = `apiVersion: operations.example.com/v1
+kind: MaintenanceNightlyJob
+metadata:
+  name: job-%d
+  namespace: ops
+  labels:
+    team: ops # who to call
+spec:
+  command: logrotate /etc/logrotate.conf
+  machines: ["az1-worker1", "az1-worker2"]
+  privileged: true # never stored
+---
+`
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// built builds the binaries once per run: kubectl-crd, and krmfloor.
+func built(b *testing.B, name string) string {
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "kubectl-crd-bench-"); buildErr != nil {
+			return
+		}
+		for _, pkg := range []string{"./cmd/kubectl-crd", "./test/bench/krmfloor"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, filepath.Base(pkg)), pkg)
+			cmd.Dir = "../.."
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if buildErr = cmd.Run(); buildErr != nil {
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return filepath.Join(binDir, name)
+}
+
+func sizesMiB(b *testing.B) []int64 {
+	var out []int64
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			b.Fatalf("-sizes: %v", err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// writeStream writes objects to w until size bytes are written; it returns
+// how many.
+func writeStream(w io.Writer, size int64, each func(w io.Writer, i int) (int, error)) (int, error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var written int64
+	n := 0
+	for written < size {
+		k, err := each(bw, n)
+		if err != nil {
+			return n, err
+		}
+		written += int64(k)
+		n++
+	}
+	return n, bw.Flush()
+}
+
+// measure runs the binary b.N times and reports the largest peak RSS.
+func measure(b *testing.B, size int64, stdin func() (io.Reader, error), name string, args ...string) {
+	var peak int64
+	bin := built(b, name)
+	b.SetBytes(size)
+	b.ResetTimer()
+	for range b.N {
+		cmd := exec.Command(bin, args...)
+		in, err := stdin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd.Stdin = in
+		cmd.Stdout = io.Discard
+		var stderr strings.Builder
+		cmd.Stderr = &lastBytes{max: 4096, b: &stderr}
+		err = cmd.Run()
+		if c, ok := in.(io.Closer); ok {
+			c.Close()
+		}
+		// Exit 1: findings (the pruned field), as expected.
+		if cmd.ProcessState == nil || (cmd.ProcessState.ExitCode() != 0 && cmd.ProcessState.ExitCode() != 1) {
+			b.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peak = max(peak, int64(ru.Maxrss)) // KiB on Linux
+		}
+	}
+	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
+}
+
+// lastBytes keeps the end of what is written to it (stderr, for errors).
+type lastBytes struct {
+	max int
+	b   *strings.Builder
+}
+
+func (l *lastBytes) Write(p []byte) (int, error) {
+	s := l.b.String() + string(p)
+	if len(s) > l.max {
+		s = s[len(s)-l.max:]
+	}
+	l.b.Reset()
+	l.b.WriteString(s)
+	return len(p), nil
+}
+
+// BenchmarkMemoryPrune: prune of a stream of small objects from a file
+// (and from stdin, spooled), 10 MiB to 1 GiB: peak RSS stays flat, bounded
+// by one document and the first pass's kept text, not by the input.
+func BenchmarkMemoryPrune(b *testing.B) {
+	for _, mib := range sizesMiB(b) {
+		size := mib << 20
+		file := filepath.Join(b.TempDir(), "stream.yaml")
+		f, err := os.Create(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := writeStream(f, size, func(w io.Writer, i int) (int, error) { return fmt.Fprintf(w, object, i) }); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("file/%dMiB", mib), func(b *testing.B) {
+			measure(b, size, func() (io.Reader, error) { return strings.NewReader(""), nil }, "kubectl-crd",
+				"prune", "--offline", "--crd-file", crd, "-f", file)
+		})
+		b.Run(fmt.Sprintf("stdin/%dMiB", mib), func(b *testing.B) {
+			measure(b, size, func() (io.Reader, error) { return os.Open(file) }, "kubectl-crd",
+				"prune", "--offline", "--crd-file", crd, "-f", "-", "--report", os.DevNull)
+		})
+		os.Remove(file)
+	}
+}
+
+// BenchmarkMemoryKRM: the KRM function on a ResourceList of small objects,
+// which its protocol holds whole: the cost per item, beside kyaml's own
+// reading and writing of the list (krmfloor).
+func BenchmarkMemoryKRM(b *testing.B) {
+	for _, mib := range sizesMiB(b) {
+		if mib > 100 {
+			continue // a ResourceList is one document: held whole by the protocol
+		}
+		size := mib << 20
+		file := filepath.Join(b.TempDir(), "resourcelist.yaml")
+		f, err := os.Create(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		crdText, err := os.ReadFile(crd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(f, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+		item := strings.ReplaceAll(strings.TrimSuffix(object, "---\n"), "\n", "\n  ")
+		fmt.Fprintf(f, "- %s\n", strings.ReplaceAll(strings.TrimSpace(string(crdText)), "\n", "\n  "))
+		if _, err := writeStream(f, size, func(w io.Writer, i int) (int, error) {
+			return fmt.Fprintf(w, "- "+strings.TrimRight(item, " ")+"\n", i)
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("krm/%dMiB", mib), func(b *testing.B) {
+			measure(b, size, func() (io.Reader, error) { return os.Open(file) }, "kubectl-crd", "krm")
+		})
+		// The floor: kyaml reading and writing the same ResourceList, changing nothing.
+		b.Run(fmt.Sprintf("kyaml-noop/%dMiB", mib), func(b *testing.B) {
+			measure(b, size, func() (io.Reader, error) { return os.Open(file) }, "krmfloor")
+		})
+		os.Remove(file)
+	}
+}
