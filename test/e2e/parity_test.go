@@ -304,7 +304,9 @@ func runPrune(t *testing.T, set string, docs []*parityCR, input parityInput) ([]
 	}
 	reportFile := filepath.Join(t.TempDir(), "report.json")
 	args[5] = reportFile
-	r := NewTest(t).WithStdin(in.String()).Run("kubectl-crd", args...)
+	// The test server holds every set's CRDs: on a loaded 2-core machine listing
+	// them once took longer than the default 30 s.
+	r := NewTest(t).WithStdin(in.String()).Run("kubectl-crd", append(args, "--request-timeout=5m")...)
 	// Exit 1: an object called Invalid, which the caller reports.
 	if r.Code != 0 && r.Code != 1 {
 		t.Errorf("set %s (%s): kubectl crd prune exit %d:\n%s", set, input, r.Code, r.Stderr)
