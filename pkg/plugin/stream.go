@@ -92,11 +92,9 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 func (s *objectStream) scanFile(name string, stdin io.Reader, objects bool, visit func(*document.Document) error) error {
 	in, again, err := s.open(name, stdin, objects)
 	if err != nil {
-		return inputError(err)
+		return err
 	}
-	if c, ok := in.(io.Closer); ok {
-		defer c.Close()
-	}
+	defer in.Close()
 	if objects {
 		s.inputs = append(s.inputs, again)
 	}
@@ -138,36 +136,36 @@ func (s *objectStream) scanFile(name string, stdin io.Reader, objects bool, visi
 	}
 }
 
-// open opens a file for the first pass. A regular file is read again by
-// its name; anything else is copied to a spool as it is read.
-func (s *objectStream) open(name string, stdin io.Reader, objects bool) (io.Reader, rereadable, error) {
-	again := rereadable{name: name}
-	var in io.Reader = stdin
+// open opens a file (- for stdin) for the first pass, and says how the
+// second reads it again (again: it will): a regular file by its name;
+// anything else, which cannot be read twice, from a spool the first pass
+// fills as it reads.
+func (s *objectStream) open(name string, stdin io.Reader, again bool) (io.ReadCloser, rereadable, error) {
+	r := rereadable{name: name}
+	in := io.NopCloser(stdin)
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, again, err
-		}
-		info, err := f.Stat()
-		if err != nil || info.Mode().IsRegular() || !objects {
-			return f, again, err
+			return nil, r, inputError(err)
 		}
 		in = f
-	} else if !objects {
-		return stdin, again, nil
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			return f, r, nil
+		}
+	}
+	if !again {
+		return in, r, nil
 	}
 	spool, err := safewrite.NewSpool()
 	if err != nil {
-		return nil, again, &ExitError{Code: ExitInternal, Err: fmt.Errorf("a spool for %s: %w", name, err)}
+		in.Close()
+		return nil, r, &ExitError{Code: ExitInternal, Err: fmt.Errorf("a spool for %s: %w", name, err)}
 	}
-	again.spool = spool
-	if f, ok := in.(*os.File); ok && name != "-" {
-		return struct {
-			io.Reader
-			io.Closer
-		}{io.TeeReader(f, spool), f}, again, nil
-	}
-	return io.TeeReader(in, spool), again, nil
+	r.spool = spool
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(in, spool), in}, r, nil
 }
 
 // Documents calls fn with each document of -f as read, in order: the kept
