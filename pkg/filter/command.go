@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 )
 
 // reportedError is the function's error, which the framework has printed on
@@ -124,9 +126,14 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 // resourceList runs the function on stdin: a ResourceList (kustomize, kpt),
 // or plain YAML documents, written back without a wrapper.
 func resourceList(in io.Reader, out io.Writer) error {
-	data, err := io.ReadAll(in)
+	// A ResourceList is one document: bounded as the plugin bounds one.
+	data, err := io.ReadAll(io.LimitReader(in, document.MaxDocumentBytes+1))
 	if err != nil {
 		return fmt.Errorf("reading stdin: %w", err)
+	}
+	if len(data) > document.MaxDocumentBytes {
+		return fmt.Errorf("stdin: more than %d MiB: kubectl crd krm refuses a ResourceList that large (the protocol holds it whole, and a KRM function in Go takes some 100 times its size in memory); render and check it in parts",
+			document.MaxDocumentBytes>>20)
 	}
 	if err := checkResourceList(data); err != nil {
 		return err

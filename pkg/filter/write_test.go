@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,5 +93,34 @@ func TestResourceListWrittenAsKyamlWritesIt(t *testing.T) {
 				t.Error("nothing written")
 			}
 		})
+	}
+}
+
+// endless is stdin that never ends (-f /dev/zero, a stuck pipe of YAML).
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '#'
+	}
+	return len(p), nil
+}
+
+// A ResourceList larger than a document may be is refused once that much
+// is read, not read for ever: exit 2, nothing on stdout.
+func TestEndlessStdinIsRefused(t *testing.T) {
+	var out, errOut bytes.Buffer
+	cmd := NewCommand()
+	cmd.SetArgs([]string{})
+	cmd.SetIn(endless{})
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err := cmd.Execute()
+	var coded interface{ ExitCode() int }
+	if !errors.As(err, &coded) || coded.ExitCode() != 2 {
+		t.Fatalf("got %v, want exit 2", err)
+	}
+	if out.Len() != 0 || !strings.Contains(errOut.String()+err.Error(), "stdin: more than 64 MiB") {
+		t.Errorf("stdout %d bytes; error %v; stderr %s", out.Len(), err, errOut.String())
 	}
 }

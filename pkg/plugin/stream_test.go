@@ -256,3 +256,24 @@ func TestJSONStreamMatchesEncoder(t *testing.T) {
 		}
 	}
 }
+
+// An input that never ends (-f /dev/zero) is refused once a document is
+// larger than any can be, by every command that reads files: exit 2 at
+// its line, nothing on stdout (it used to end with "fatal error: out of
+// memory").
+func TestEndlessInputIsRefused(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero here")
+	}
+	for _, args := range [][]string{
+		{"prune", "--offline", "-f", "/dev/zero"},
+		{"prune", "--offline", "--crd-file", "/dev/zero", "-f", exampleJob},
+		{"check-update", "--offline", "--crd-file", exampleCRD, "-f", "/dev/zero", "--old", exampleJob},
+		{"explain-structural", "-f", "/dev/zero"},
+	} {
+		r := run(t, "", args...)
+		if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "/dev/zero:1: a document of more than 64 MiB") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr:\n%s", args, r.code, len(r.stdout), r.stderr)
+		}
+	}
+}
