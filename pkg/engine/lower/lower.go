@@ -60,6 +60,14 @@ type Rule struct {
 	FieldPath string `json:"fieldPath,omitempty"`
 }
 
+// entry is an x-kubernetes-validations entry written in the order people
+// read it: rule, message, fieldPath (a map would sort its keys).
+type entry struct {
+	Rule      string `json:"rule" yaml:"rule"`
+	Message   string `json:"message" yaml:"message"`
+	FieldPath string `json:"fieldPath,omitempty" yaml:"fieldPath,omitempty"`
+}
+
 // validation is the rule as an x-kubernetes-validations entry.
 func (r Rule) validation() map[string]interface{} {
 	v := map[string]interface{}{"rule": r.Rule, "message": r.Message}
@@ -132,18 +140,18 @@ func CRD(crd map[string]interface{}) (*Result, error) {
 			node := nodeAt(out.Object, a.path)
 			existing, _ := node[ValidationsExtension].([]interface{})
 			list := append([]interface{}(nil), existing...)
-			added := false
+			written := append([]interface{}(nil), existing...)
 			for _, rule := range a.rules {
 				if hasRule(existing, rule.Rule) {
 					continue
 				}
 				list = append(list, rule.validation())
+				written = append(written, entry{rule.Rule, rule.Message, rule.FieldPath})
 				out.Rules = append(out.Rules, rule)
-				added = true
 			}
-			if added {
+			if len(list) > len(existing) {
 				node[ValidationsExtension] = list
-				out.Edits = append(out.Edits, document.Edit{Path: a.path.Child(fieldpath.Key(ValidationsExtension)), Value: list})
+				out.Edits = append(out.Edits, document.Edit{Path: a.path.Child(fieldpath.Key(ValidationsExtension)), Value: written})
 			}
 		}
 		removeMarkers(r.raw, r.path, func(p fieldpath.Path) {

@@ -1,0 +1,109 @@
+package plugin
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+)
+
+const lowerExample = "../../examples/lower/crd.yaml"
+
+const configMapDoc = `# not a CRD: passes through
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}   # flow style kept
+data:
+  x-kubernetes-mutability: Immutable
+`
+
+// The markers go, the rules come, comments and layout stay, documents that
+// are not CRDs pass through byte for byte; lowering the output again
+// changes nothing.
+func TestLowerMutability(t *testing.T) {
+	crd, err := os.ReadFile(lowerExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := configMapDoc + "---\n" + string(crd)
+	r := run(t, stdin, "lower-mutability", "-f", "-")
+	if r.code != ExitOK || r.stderr != "" {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, configMapDoc+"---\n") {
+		t.Errorf("the ConfigMap changed:\n%s", r.stdout)
+	}
+	for _, want := range []string{
+		"# A Volume whose size may grow but never shrink",
+		"            required: [zone]\n",
+		"                - rule: self >= oldSelf\n                  message: a volume never shrinks\n",
+		"          message: 'spec.zone: x-kubernetes-mutability: Immutable: cannot be added, removed or changed'\n          fieldPath: .spec.zone\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	crdOut := strings.SplitN(r.stdout, "---\n", 2)[1]
+	for _, marker := range []string{update.MutabilityExtension, update.KeyMutabilityExtension} {
+		if strings.Contains(crdOut, "  "+marker+":") {
+			t.Errorf("%s left in the CRD:\n%s", marker, crdOut)
+		}
+	}
+	again := run(t, r.stdout, "lower-mutability", "-f", "-")
+	if again.code != ExitOK || again.stdout != r.stdout {
+		t.Errorf("lowering the output again: exit %d, changed: %v\n%s", again.code, again.stdout != r.stdout, again.stderr)
+	}
+	// Every line of the input but the markers' is still there.
+	for _, line := range strings.Split(string(crd), "\n") {
+		if !strings.Contains(line, "mutability") && !strings.Contains(r.stdout, line+"\n") {
+			t.Errorf("line lost: %q", line)
+		}
+	}
+
+	j := run(t, stdin, "lower-mutability", "-f", "-", "-o", "json")
+	var list struct {
+		Kind  string                   `json:"kind"`
+		Items []map[string]interface{} `json:"items"`
+	}
+	if j.code != ExitOK || json.Unmarshal([]byte(j.stdout), &list) != nil || list.Kind != "List" || len(list.Items) != 2 || strings.Contains(j.stdout, "x-kubernetes-mutability\": \"Immutable\",\n      \"type\"") {
+		t.Errorf("-o json: exit %d\n%s\n%s", j.code, j.stdout, j.stderr)
+	}
+}
+
+// A rule over the server's cost budget is refused with the marker's line,
+// the field and the bound to add; nothing is printed.
+func TestLowerMutabilityCost(t *testing.T) {
+	crd, err := os.ReadFile(lowerExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unbounded := strings.Replace(string(crd), "                maxItems: 16\n", "", 1)
+	r := run(t, unbounded, "lower-mutability", "-f", "-")
+	want := "error: -:42: spec.mountOptions: the rule lowered from x-kubernetes-key-mutability: AddOnly is over the API server's CEL cost budget"
+	if r.code != ExitInput || r.stdout != "" || !strings.HasPrefix(r.stderr, want) || !strings.HasSuffix(r.stderr, "bound the sizes it reads with maxItems on spec.mountOptions\n") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s\nwant: %s...", r.code, r.stdout, r.stderr, want)
+	}
+}
+
+// Misplaced markers and a CRD the server refuses are bad input.
+func TestLowerMutabilityBadInput(t *testing.T) {
+	crd, err := os.ReadFile(lowerExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	misplaced := strings.Replace(string(crd), "            required: [zone]\n", "            required: [zone]\n            x-kubernetes-key-mutability: Immutable\n", 1)
+	r := run(t, misplaced, "lower-mutability", "-f", "-")
+	if r.code != ExitInput || r.stdout != "" || !strings.Contains(r.stderr, "error: -:27: misplaced mutability markers, which cannot be lowered: spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-key-mutability: Forbidden") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	invalid := strings.Replace(string(crd), "  scope: Namespaced\n", "  scope: Somewhere\n", 1)
+	r = run(t, invalid, "lower-mutability", "-f", "-")
+	if r.code != ExitInput || r.stdout != "" || !strings.Contains(r.stderr, "spec.scope: Unsupported value") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, "", "lower-mutability"); r.code != ExitInput {
+		t.Errorf("no input: exit %d", r.code)
+	}
+}
