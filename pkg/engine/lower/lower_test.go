@@ -149,6 +149,13 @@ func equivalent(t *testing.T, name, schemaYAML string, pairs [][2]string) {
 	failures := 0
 	for _, p := range pairs {
 		want, got := emulation.refused(t, p[0], p[1]), lowered.refused(t, p[0], p[1])
+		for _, f := range got {
+			// A rule that fails to evaluate refuses too, but says nothing useful.
+			if !strings.Contains(f.Message, "mutability") {
+				failures++
+				t.Errorf("%s: %s -> %s: refused by something else than a rule's message: %+v", name, p[0], p[1], f)
+			}
+		}
 		if (len(want) == 0) != (len(got) == 0) {
 			failures++
 			t.Errorf("%s: %s -> %s\nemulation refuses: %v\nlowered CRD refuses: %v", name, p[0], p[1], want, got)
@@ -166,6 +173,20 @@ func equivalent(t *testing.T, name, schemaYAML string, pairs [][2]string) {
 	if failures > 0 {
 		t.Logf("%s: rules:%s", name, rulesOf(res))
 	}
+}
+
+func beyond(t *testing.T, name string) kepimmutable.Updates {
+	all, err := kepimmutable.Beyond()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range all {
+		if u.Name == name {
+			return u
+		}
+	}
+	t.Fatalf("no updates %q", name)
+	return kepimmutable.Updates{}
 }
 
 func rulesOf(res *lower.Result) string {
@@ -199,198 +220,18 @@ func TestKEPExamplesLowered(t *testing.T) {
 	}
 }
 
-// Schemas of the emulation's own table tests and beyond: nesting, optional
-// parents, items of atomic lists matched by index, maps and list-type maps
-// inside them (the server does not correlate those), set and map lists
-// compared in order, field names CEL must escape.
-var schemas = map[string]string{
-	"recursive scope": `
-type: object
-properties:
-  spec:
-    type: object
-    properties:
-      template:
-        type: object
-        x-kubernetes-mutability: AddOnly
-        properties:
-          image: {type: string}
-          args: {type: array, items: {type: string}}
-      name: {type: string, x-kubernetes-mutability: Immutable}`,
-	"list map with immutable item field": `
-type: object
-properties:
-  ports:
-    type: array
-    x-kubernetes-list-type: map
-    x-kubernetes-list-map-keys: [name]
-    x-kubernetes-key-mutability: AddOnly
-    items:
-      type: object
-      required: [name]
-      properties:
-        name: {type: string}
-        port: {type: integer, x-kubernetes-mutability: Immutable}`,
-	"deep optional parents": `
-type: object
-properties:
-  spec:
-    type: object
-    properties:
-      a:
-        type: object
-        properties:
-          b:
-            type: object
-            properties:
-              c: {type: string, x-kubernetes-mutability: MODE}
-              d: {type: string}`,
-	"atomic list of objects with a marked field": `
-type: object
-properties:
-  spec:
-    type: object
-    properties:
-      rules:
-        type: array
-        items:
-          type: object
-          properties:
-            host: {type: string, x-kubernetes-mutability: MODE}
-            paths:
-              type: array
-              x-kubernetes-key-mutability: MODE
-              items: {type: string}`,
-	"maps and list maps under an atomic list": `
-type: object
-properties:
-  spec:
-    type: object
-    properties:
-      groups:
-        type: array
-        items:
-          type: object
-          properties:
-            labels:
-              type: object
-              x-kubernetes-key-mutability: MODE
-              additionalProperties: {type: string, x-kubernetes-mutability: Immutable}
-            members:
-              type: array
-              x-kubernetes-list-type: map
-              x-kubernetes-list-map-keys: [id]
-              items:
-                type: object
-                required: [id]
-                properties:
-                  id: {type: integer}
-                  role: {type: string, x-kubernetes-mutability: MODE}`,
-	"immutable objects holding sets and list maps": `
-type: object
-properties:
-  spec:
-    type: object
-    properties:
-      selector:
-        type: object
-        x-kubernetes-mutability: MODE
-        properties:
-          names: {type: array, x-kubernetes-list-type: set, items: {type: string}}
-          ports:
-            type: array
-            x-kubernetes-list-type: map
-            x-kubernetes-list-map-keys: [port]
-            items:
-              type: object
-              required: [port]
-              properties:
-                port: {type: integer}
-                tags: {type: array, x-kubernetes-list-type: set, items: {type: string}}
-          byName:
-            type: object
-            additionalProperties: {type: array, x-kubernetes-list-type: set, items: {type: string}}`,
-	"map values with markers below": `
-type: object
-properties:
-  spec:
-    type: object
-    properties:
-      backends:
-        type: object
-        x-kubernetes-key-mutability: MODE
-        additionalProperties:
-          type: object
-          properties:
-            url: {type: string, x-kubernetes-mutability: MODE}
-            weight: {type: integer}`,
-	"names CEL escapes": `
-type: object
-properties:
-  spec:
-    type: object
-    properties:
-      namespace: {type: string, x-kubernetes-mutability: MODE}
-      dns-name: {type: string, x-kubernetes-mutability: MODE}
-      in:
-        type: object
-        properties:
-          a.b: {type: string, x-kubernetes-mutability: MODE}`,
-}
-
-// objects are values to try for each schema: every pair is an update.
-var objects = map[string][]string{
-	"recursive scope": {`{}`, `{"spec":{}}`, `{"spec":{"template":{"image":"a"}}}`, `{"spec":{"template":{"image":"b"}}}`,
-		`{"spec":{"template":{"args":["x"]}}}`, `{"spec":{"template":{"args":["x","y"]}}}`, `{"spec":{"name":"n","template":{}}}`,
-		`{"spec":{"name":"n"}}`, `{"spec":{"name":"m"}}`, `{"spec":{"template":{}}}`},
-	"list map with immutable item field": {`{}`, `{"ports":[]}`, `{"ports":[{"name":"a","port":1},{"name":"b","port":2}]}`,
-		`{"ports":[{"name":"b","port":3}]}`, `{"ports":[{"name":"b","port":2}]}`, `{"ports":[{"name":"b","port":2},{"name":"a","port":1}]}`,
-		`{"ports":[{"name":"a"}]}`, `{"ports":[{"name":"a","port":1}]}`, `{"ports":[{"name":"c","port":1},{"name":"a","port":1},{"name":"b","port":2}]}`},
-	"deep optional parents": {`{}`, `{"spec":{}}`, `{"spec":{"a":{}}}`, `{"spec":{"a":{"b":{}}}}`, `{"spec":{"a":{"b":{"c":"x"}}}}`,
-		`{"spec":{"a":{"b":{"c":"y"}}}}`, `{"spec":{"a":{"b":{"d":"x"}}}}`, `{"spec":{"a":{"b":{"c":"x","d":"x"}}}}`},
-	"atomic list of objects with a marked field": {`{}`, `{"spec":{"rules":[]}}`, `{"spec":{"rules":[{"host":"a"}]}}`, `{"spec":{"rules":[{"host":"b"}]}}`,
-		`{"spec":{"rules":[{}]}}`, `{"spec":{"rules":[{"host":"a"},{"host":"b"}]}}`, `{"spec":{"rules":[{"host":"b"},{"host":"a"}]}}`,
-		`{"spec":{"rules":[{"host":"a","paths":["/"]}]}}`, `{"spec":{"rules":[{"host":"a","paths":["/","/x"]}]}}`, `{"spec":{"rules":[{"host":"a","paths":[]}]}}`},
-	"maps and list maps under an atomic list": {`{}`, `{"spec":{"groups":[{}]}}`, `{"spec":{"groups":[{"labels":{"a":"1"}}]}}`,
-		`{"spec":{"groups":[{"labels":{"a":"2"}}]}}`, `{"spec":{"groups":[{"labels":{"a":"1","b":"1"}}]}}`, `{"spec":{"groups":[{"labels":{}}]}}`,
-		`{"spec":{"groups":[{"members":[{"id":1,"role":"x"}]}]}}`, `{"spec":{"groups":[{"members":[{"id":1,"role":"y"}]}]}}`,
-		`{"spec":{"groups":[{"members":[{"id":1}]}]}}`, `{"spec":{"groups":[{"members":[{"id":2,"role":"x"},{"id":1,"role":"x"}]}]}}`,
-		`{"spec":{"groups":[{"labels":{"a":"1"}},{"labels":{"a":"1"}}]}}`},
-	"immutable objects holding sets and list maps": {`{}`, `{"spec":{"selector":{}}}`, `{"spec":{"selector":{"names":["a","b"]}}}`,
-		`{"spec":{"selector":{"names":["b","a"]}}}`, `{"spec":{"selector":{"ports":[{"port":1},{"port":2}]}}}`,
-		`{"spec":{"selector":{"ports":[{"port":2},{"port":1}]}}}`, `{"spec":{"selector":{"ports":[{"port":1,"tags":["x","y"]}]}}}`,
-		`{"spec":{"selector":{"ports":[{"port":1,"tags":["y","x"]}]}}}`, `{"spec":{"selector":{"byName":{"k":["x","y"]}}}}`,
-		`{"spec":{"selector":{"byName":{"k":["y","x"]}}}}`},
-	"map values with markers below": {`{}`, `{"spec":{"backends":{}}}`, `{"spec":{"backends":{"a":{"url":"u"}}}}`,
-		`{"spec":{"backends":{"a":{"url":"v"}}}}`, `{"spec":{"backends":{"a":{}}}}`, `{"spec":{"backends":{"a":{"url":"u","weight":1}}}}`,
-		`{"spec":{"backends":{"a":{"url":"u"},"b":{"url":"u"}}}}`, `{"spec":{"backends":{"b":{"url":"u"}}}}`},
-	"names CEL escapes": {`{}`, `{"spec":{"namespace":"a"}}`, `{"spec":{"namespace":"b"}}`, `{"spec":{"dns-name":"a"}}`, `{"spec":{"dns-name":"b"}}`,
-		`{"spec":{"in":{"a.b":"x"}}}`, `{"spec":{"in":{"a.b":"y"}}}`, `{"spec":{"in":{}}}`},
-}
-
-// Every update between the objects of each schema, in every mode: the
-// lowered CRD refuses what the emulation refuses, and only that. Unset
-// then set again, of the field and of its optional parents, are among
+// Every update between the objects of each schema beyond the KEP, in every
+// mode: the lowered CRD refuses what the emulation refuses, and only that.
+// Unset then set again, of the field and of its optional parents, are among
 // them: {"spec":{"a":{"b":{"c":"x"}}}} -> {"spec":{}} -> {"spec":{"a":{"b":{"c":"y"}}}}.
 func TestTransitionsLowered(t *testing.T) {
-	if len(schemas) != len(objects) {
-		t.Fatal("every schema needs objects")
+	all, err := kepimmutable.Beyond()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, s := range schemas {
-		modes := []string{"Immutable", "AddOnly", "RemoveOnly"}
-		if !strings.Contains(s, "MODE") {
-			modes = []string{""}
-		}
-		for _, mode := range modes {
-			var pairs [][2]string
-			for _, old := range objects[name] {
-				for _, new := range objects[name] {
-					if old != new {
-						pairs = append(pairs, [2]string{old, new})
-					}
-				}
-			}
-			equivalent(t, name+" "+mode, strings.ReplaceAll(s, "MODE", mode), pairs)
+	for _, u := range all {
+		for _, mode := range u.Modes {
+			equivalent(t, u.Name+" "+mode, u.SchemaFor(mode), u.Pairs())
 		}
 	}
 }
@@ -410,8 +251,12 @@ func TestIdempotent(t *testing.T) {
 			all = append(all, tc.Schema)
 		}
 	}
-	for _, s := range schemas {
-		all = append(all, strings.ReplaceAll(s, "MODE", "AddOnly"))
+	beyond, err := kepimmutable.Beyond()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range beyond {
+		all = append(all, u.SchemaFor("AddOnly"))
 	}
 	for _, s := range all {
 		crd := crdWith(t, s)
@@ -436,7 +281,7 @@ func TestIdempotent(t *testing.T) {
 // Markers kept beside rules lowered before (a CRD edited by hand after a
 // lowering) do not add the same rules twice.
 func TestRulesNotAddedTwice(t *testing.T) {
-	s := strings.ReplaceAll(schemas["deep optional parents"], "MODE", "Immutable")
+	s := beyond(t, "deep optional parents").SchemaFor("Immutable")
 	once, err := lower.CRD(crdWith(t, s))
 	if err != nil {
 		t.Fatal(err)
@@ -490,7 +335,7 @@ properties:
 // The messages name the field and the marker; the fieldPath names the
 // field where the server can say it.
 func TestRuleText(t *testing.T) {
-	_, res := lowerBounded(t, "list map", schemas["list map with immutable item field"])
+	_, res := lowerBounded(t, "list map", beyond(t, "list map with immutable item field").Schema)
 	var got []string
 	for _, r := range res.Rules {
 		got = append(got, fmt.Sprintf("%s | %s | %s | %s", r.Schema, r.Rule, r.Message, r.FieldPath))
