@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -123,8 +121,7 @@ func (o *LowerMutabilityOptions) lower(d *document.Document) error {
 	switch {
 	case errors.As(err, &cost):
 		src := d.Source
-		marker, _, _ := strings.Cut(cost.Rule.Marker, ":")
-		if l := d.Line(cost.Rule.Marked.Child(fieldpath.Key(marker))); l > 0 {
+		if l := d.Line(cost.Rule.MarkerPath()); l > 0 {
 			src.Line = l
 		}
 		return &document.InputError{Source: src, Msg: err.Error()}

@@ -60,6 +60,13 @@ type Rule struct {
 	FieldPath string `json:"fieldPath,omitempty"`
 }
 
+// MarkerPath is the path of the marker itself in the CRD document: where
+// errors about the rule point.
+func (r Rule) MarkerPath() fieldpath.Path {
+	ext, _, _ := strings.Cut(r.Marker, ":")
+	return r.Marked.Child(fieldpath.Key(ext))
+}
+
 // entry is an x-kubernetes-validations entry written in the order people
 // read it: rule, message, fieldPath (a map would sort its keys).
 type entry struct {
