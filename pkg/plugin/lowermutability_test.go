@@ -107,3 +107,37 @@ func TestLowerMutabilityBadInput(t *testing.T) {
 		t.Errorf("no input: exit %d", r.code)
 	}
 }
+
+// explain-structural shows the markers of a CRD file in its tree, with the
+// rules lower-mutability makes of them, and says when it cannot.
+func TestExplainShowsLoweredRules(t *testing.T) {
+	r := run(t, "", "explain-structural", "-f", lowerExample)
+	for _, want := range []string{
+		"     └─ zone: string x-kubernetes-mutability=Immutable\n",
+		"     ├─ mountOptions: array x-kubernetes-list-type=set x-kubernetes-key-mutability=AddOnly\n",
+		"  ├─ lowered rule: (has(oldSelf.spec) && has(oldSelf.spec.zone)) == (has(self.spec) && has(self.spec.zone)) && (!(has(self.spec) && has(self.spec.zone)) || self.spec.zone == oldSelf.spec.zone)  # spec.zone: x-kubernetes-mutability: Immutable: cannot be added, removed or changed\n",
+	} {
+		if r.code != ExitOK || !strings.Contains(r.stdout, want) {
+			t.Errorf("exit %d, stdout lacks %q:\n%s", r.code, want, r.stdout)
+		}
+	}
+	j := run(t, "", "explain-structural", "-f", lowerExample, "-o", "json")
+	var report struct {
+		CRDs []struct {
+			Versions []struct {
+				Lowered []struct{ Field, Marker, Rule string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &report); err != nil || len(report.CRDs) != 1 || len(report.CRDs[0].Versions[0].Lowered) != 3 || report.CRDs[0].Versions[0].Lowered[2].Field != "spec.zone" {
+		t.Errorf("-o json: %v\n%s", err, j.stdout)
+	}
+	crd, err := os.ReadFile(lowerExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, strings.Replace(string(crd), "                maxItems: 16\n", "", 1), "explain-structural", "-f", "-")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "  mutability markers that lower-mutability cannot lower: spec.mountOptions: the rule lowered from x-kubernetes-key-mutability: AddOnly is over the API server's CEL cost budget") {
+		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+}
