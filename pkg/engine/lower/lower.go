@@ -323,6 +323,10 @@ func (l *lowering) rule(a *anchor, s *update.Schema, path fieldpath.Path, field 
 			update.AddOnly:    "cannot be removed or changed",
 			update.RemoveOnly: "cannot be added or changed",
 		}[m]
+		if strings.HasSuffix(field, "[*]") {
+			// Items come and go with their keys: the key set's business.
+			message = "cannot be changed"
+		}
 	default:
 		check = func(o, n side) (string, error) { return keyMutability(s, m, o, n, v) }
 		noun := keyNoun(s)
