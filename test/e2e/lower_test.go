@@ -151,6 +151,8 @@ func TestLowerMutabilityLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Some two thousand requests: client-go's default of 5 a second would take minutes.
+	cfg.QPS, cfg.Burst = 1000, 1000
 	client := dynamic.NewForConfigOrDie(cfg)
 	ctx := context.Background()
 	tmp := t.TempDir()
@@ -199,6 +201,7 @@ func TestLowerMutabilityLive(t *testing.T) {
 
 		// One stored object per old value; each update is a dry run against it.
 		olds := map[string]string{}
+		versions := map[string]string{} // resourceVersion by name: dry runs do not change it
 		var oldDocs, newDocs []string
 		for _, p := range ms.pairs {
 			name, ok := olds[p[0]]
@@ -209,9 +212,11 @@ func TestLowerMutabilityLive(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := createRetrying(ctx, ri, obj); err != nil {
+				created, err := createRetrying(ctx, ri, obj)
+				if err != nil {
 					t.Fatalf("%s: creating %s: %v", ms.name, p[0], err)
 				}
+				versions[name] = created.GetResourceVersion()
 				b, _ := json.Marshal(obj.Object)
 				oldDocs = append(oldDocs, string(b))
 			}
@@ -238,12 +243,8 @@ func TestLowerMutabilityLive(t *testing.T) {
 			t.Fatalf("%s: check-update: exit %d\n%s\n%s", ms.name, r.Code, r.Stdout, r.Stderr)
 		}
 		for i, p := range ms.pairs {
-			stored, err := ri.Get(ctx, olds[p[0]], metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			nu, _ := lowerObject(n, olds[p[0]], p[1])
-			nu.SetResourceVersion(stored.GetResourceVersion())
+			nu.SetResourceVersion(versions[olds[p[0]]])
 			_, serverErr := ri.Update(ctx, nu, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 			updates++
 			offline := len(report.Items[i].Violations) > 0
