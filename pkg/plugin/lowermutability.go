@@ -51,7 +51,10 @@ maxProperties or maxLength to add. Nothing is printed when any CRD is refused.
   kubectl crd lower-mutability -f config/crd -R | kubectl apply -f -
 
   # See the rules a marker becomes
-  kubectl crd lower-mutability -f examples/immutable/crd.yaml
+  kubectl crd lower-mutability -f examples/lower/crd.yaml
+
+  # The markers and their rules in the schema's tree
+  kubectl crd explain-structural -f examples/lower/crd.yaml
 
   # As a JSON List
   cat crd.yaml | kubectl crd lower-mutability -f - -o json`,
