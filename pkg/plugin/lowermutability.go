@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -120,11 +121,14 @@ func (o *LowerMutabilityOptions) lower(d *document.Document) error {
 	}
 	res, err := lower.CRD(d.Object)
 	var cost *lower.CostError
+	var unreachable *lower.UnreachableError
 	var markers *lower.MarkerError
 	switch {
-	case errors.As(err, &cost):
+	case errors.As(err, &cost) || errors.As(err, &unreachable):
+		rule := unreachable
 		src := d.Source
-		if l := d.Line(cost.Rule.MarkerPath()); l > 0 {
+		path := fieldpathOf(cost, rule)
+		if l := d.Line(path); l > 0 {
 			src.Line = l
 		}
 		return &document.InputError{Source: src, Msg: err.Error()}
@@ -157,6 +161,14 @@ func (o *LowerMutabilityOptions) lower(d *document.Document) error {
 		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source)
 	}
 	return nil
+}
+
+// fieldpathOf is where the marker of a rule that cannot be lowered is.
+func fieldpathOf(cost *lower.CostError, unreachable *lower.UnreachableError) fieldpath.Path {
+	if cost != nil {
+		return cost.Rule.MarkerPath()
+	}
+	return unreachable.Rule.MarkerPath()
 }
 
 // writeDocuments prints documents as read, with their edits: YAML

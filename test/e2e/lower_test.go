@@ -447,16 +447,23 @@ func TestLowerMutabilityCorpus(t *testing.T) {
 	ctx := context.Background()
 	files := testcorpus.CRDFiles(t, dir)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Bytes > files[j].Bytes })
-	accepted, refusedByTool, tried := 0, 0, 0
+	accepted, refusedByTool, tried, crds := 0, 0, 0, 0
 	for _, f := range files {
-		if tried >= 12 {
+		// Markers on every field of a CRD of megabytes make thousands of
+		// rules, which the server's validation compiles for a minute: three
+		// of them; the fields right under spec of eight.
+		if crds >= 8 {
 			break
 		}
 		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
 		if err != nil || len(docs) != 1 || docs[0].Object["apiVersion"] != "apiextensions.k8s.io/v1" {
 			continue
 		}
+		crds++
 		for _, leaves := range []bool{false, true} {
+			if leaves && crds > 3 {
+				continue
+			}
 			obj := runtime.DeepCopyJSON(docs[0].Object)
 			spec, _ := obj["spec"].(map[string]interface{})
 			versions, _ := spec["versions"].([]interface{})
@@ -483,7 +490,7 @@ func TestLowerMutabilityCorpus(t *testing.T) {
 				}
 				t.Logf("%s (%d markers, leaves %v): refused by the lowering in %v: %.300s", f.LocalPath, marked, leaves, time.Since(start).Round(time.Millisecond), err)
 				continue
-			case err != nil && strings.Contains(err.Error(), "cannot be written in CEL"):
+			case errors.As(err, new(*lower.UnreachableError)) || err != nil && strings.Contains(err.Error(), "cannot be written in CEL"):
 				refusedByTool++
 				t.Logf("%s: refused by the lowering: %v", f.LocalPath, err)
 				continue

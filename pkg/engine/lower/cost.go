@@ -31,6 +31,32 @@ func (e *CostError) Error() string {
 	return msg
 }
 
+// UnreachableError is a marker on a field the server's CEL cannot read:
+// the server types CEL values from the schema, and leaves out what has no
+// type (x-kubernetes-preserve-unknown-fields without a type, items without
+// a schema), so a rule cannot name it.
+type UnreachableError struct {
+	Rule Rule
+	// Detail is the server's compile error.
+	Detail string
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("%s: %s cannot be lowered: the API server's CEL cannot read the field, or a field below it, because its schema has no type (%s)",
+		e.Rule.Field, e.Rule.Marker, firstLine(e.Detail))
+}
+
+func firstLine(s string) string {
+	// The server's compile errors quote the rule on the lines after.
+	if _, rest, ok := strings.Cut(s, "ERROR: <input>:"); ok {
+		if _, msg, ok := strings.Cut(rest, ": "); ok {
+			s = msg
+		}
+	}
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
 // RefusedError is a lowered CRD the server's validation refuses for
 // another reason than cost: a rule this package should not have written.
 type RefusedError struct {
@@ -58,16 +84,19 @@ func checkCost(original map[string]interface{}, out *Result) error {
 	}
 	var refused field.ErrorList
 	var costs []*CostError
+	rules := out.ruleIndex()
 	for _, e := range after.Invalid() {
-		if e.Type != field.ErrorTypeForbidden || !strings.Contains(e.Detail, "cost") {
+		r, ours := rules[e.Field]
+		switch {
+		case ours && e.Type == field.ErrorTypeInvalid && strings.Contains(e.Detail, "undefined field"):
+			return &UnreachableError{Rule: r, Detail: e.Detail}
+		case e.Type == field.ErrorTypeForbidden && strings.Contains(e.Detail, "cost") && ours:
+			costs = append(costs, &CostError{Rule: r, Detail: e.Detail, Bounds: bounds(original, r)})
+		case e.Type == field.ErrorTypeForbidden && strings.Contains(e.Detail, "cost"):
+			// The total over the whole schema: its contributors are named apart.
+		default:
 			refused = append(refused, e)
-			continue
 		}
-		r, ok := out.ruleAt(e.Field)
-		if !ok {
-			continue // the total over the whole schema: its contributors are named apart
-		}
-		costs = append(costs, &CostError{Rule: r, Detail: e.Detail, Bounds: bounds(original, r)})
 	}
 	if len(refused) > 0 {
 		return &RefusedError{Errs: refused}
@@ -80,25 +109,36 @@ func checkCost(original map[string]interface{}, out *Result) error {
 	return nil
 }
 
-// ruleAt finds the rule an error of the server's CRD validation names
+// ruleIndex finds the rule an error of the server's CRD validation names
 // (spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[2].rule,
 // or spec.validation... where every version has the same schema).
-func (res *Result) ruleAt(errField string) (Rule, bool) {
+type ruleIndex map[string]Rule
+
+func (res *Result) ruleIndex() ruleIndex {
+	out := ruleIndex{}
+	positions := map[string]map[string]int{} // by anchor: rule -> its index in the list
 	for _, r := range res.Rules {
-		node := nodeAt(res.Object, r.Schema)
-		list, _ := node[ValidationsExtension].([]interface{})
-		index := -1
-		for i, v := range list {
-			if m, ok := v.(map[string]interface{}); ok && m["rule"] == r.Rule {
-				index = i
+		anchor := serverSchemaPath(r.Schema)
+		at, ok := positions[anchor]
+		if !ok {
+			at = map[string]int{}
+			list, _ := nodeAt(res.Object, r.Schema)[ValidationsExtension].([]interface{})
+			for i, v := range list {
+				if m, ok := v.(map[string]interface{}); ok {
+					if rule, ok := m["rule"].(string); ok {
+						at[rule] = i
+					}
+				}
 			}
+			positions[anchor] = at
 		}
-		rel := serverSchemaPath(r.Schema) + fmt.Sprintf(".%s[%d].rule", ValidationsExtension, index)
-		if errField == rel || strings.HasPrefix(errField, "spec.validation.") && strings.HasSuffix(rel, strings.TrimPrefix(errField, "spec.validation")) {
-			return r, true
+		path := anchor + fmt.Sprintf(".%s[%d].rule", ValidationsExtension, at[r.Rule])
+		out[path] = r
+		if _, rel, ok := strings.Cut(path, ".openAPIV3Schema"); ok {
+			out["spec.validation.openAPIV3Schema"+rel] = r
 		}
 	}
-	return Rule{}, false
+	return out
 }
 
 // serverSchemaPath renders a schema path as the server's CRD validation

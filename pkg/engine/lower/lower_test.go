@@ -430,3 +430,23 @@ properties:
 		t.Errorf("the server's validation refuses it: %v %v", err, c.InvalidErr())
 	}
 }
+
+// A field the server's CEL cannot read (no type) is refused with the
+// server's compile error, not reported as a bug.
+func TestUnreachableField(t *testing.T) {
+	_, err := lower.CRD(crdWith(t, `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      elements:
+        type: array
+        maxItems: 8
+        x-kubernetes-key-mutability: AddOnly
+        items: {x-kubernetes-preserve-unknown-fields: true}`))
+	var ue *lower.UnreachableError
+	if !errors.As(err, &ue) || err.Error() != "spec.elements: x-kubernetes-key-mutability: AddOnly cannot be lowered: the API server's CEL cannot read the field, or a field below it, because its schema has no type (undefined field 'elements')" {
+		t.Errorf("got %v", err)
+	}
+}
