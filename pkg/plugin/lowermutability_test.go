@@ -2,10 +2,13 @@ package plugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -140,4 +143,106 @@ func TestExplainShowsLoweredRules(t *testing.T) {
 	if r.code != ExitOK || !strings.Contains(r.stdout, "  mutability markers that lower-mutability cannot lower: spec.mountOptions: the rule lowered from x-kubernetes-key-mutability: AddOnly is over the API server's CEL cost budget") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
 	}
+}
+
+// check-update on the lowered CRD (its CEL rules, no markers) gives the
+// verdict of check-update on the CRD with the markers, for every KEP
+// example; a CRD whose rules are over the cost budget gets the bounds the
+// error asks for.
+func TestCheckUpdateLoweredKEPExamples(t *testing.T) {
+	cases, err := kepimmutable.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	lowered := map[string]string{} // by schema: the lowered CRD file
+	refused := 0
+	defer func() {
+		if refused == 0 || refused == len(cases) {
+			t.Errorf("%d of %d updates refused: the cases do not tell refusals apart", refused, len(cases))
+		}
+		t.Logf("%d schemas lowered, %d of %d updates refused", len(lowered), refused, len(cases))
+	}()
+	for i, tc := range cases {
+		crdFile, ok := lowered[tc.Schema]
+		if !ok {
+			crdFile = filepath.Join(dir, fmt.Sprintf("crd-%d.yaml", i))
+			schema := tc.Schema
+			for attempt := 0; ; attempt++ {
+				if err := os.WriteFile(crdFile, []byte(thingCRD(schema)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				r := run(t, "", "lower-mutability", "-f", crdFile)
+				if r.code == ExitInput && attempt == 0 && strings.Contains(r.stderr, "bound the sizes it reads with") {
+					schema = bounded(schema)
+					continue
+				}
+				if r.code != ExitOK {
+					t.Fatalf("%s: lower-mutability: exit %d\n%s", tc.Name, r.code, r.stderr)
+				}
+				markedFile := crdFile + ".marked"
+				if err := os.Rename(crdFile, markedFile); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(crdFile, []byte(r.stdout), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+			lowered[tc.Schema] = crdFile
+		}
+		oldFile := filepath.Join(dir, fmt.Sprintf("old-%d.json", i))
+		newFile := filepath.Join(dir, fmt.Sprintf("new-%d.json", i))
+		for name, content := range map[string]string{oldFile: thing(t, tc.Old), newFile: thing(t, tc.New)} {
+			if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		marked := run(t, "", "check-update", "--offline", "--crd-file", crdFile+".marked", "--old", oldFile, "-f", newFile)
+		cel := run(t, "", "check-update", "--offline", "--crd-file", crdFile, "--old", oldFile, "-f", newFile)
+		if cel.code == ExitFindings {
+			refused++
+		}
+		if marked.code != cel.code || marked.code > ExitFindings {
+			t.Errorf("%s: with the markers exit %d, with the lowered rules exit %d\n%s\n%s", tc.Name, marked.code, cel.code, marked.stdout+marked.stderr, cel.stdout+cel.stderr)
+		}
+	}
+}
+
+func thingCRD(schema string) string {
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing, plural: things}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+` + indent(schema, "        ")
+}
+
+// bounded gives every list, map and string of a KEP example's schema a
+// bound, as the cost error asks.
+func bounded(schema string) string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSuffix(schema, "\n"), "\n") {
+		out = append(out, line)
+		trimmed := strings.TrimSpace(line)
+		pad := strings.Repeat(" ", len(line)-len(strings.TrimLeft(line, " ")))
+		switch {
+		case trimmed == "type: array":
+			out = append(out, pad+"maxItems: 8")
+		case trimmed == "type: object" && strings.Contains(schema, "additionalProperties"):
+			out = append(out, pad+"maxProperties: 8")
+		}
+	}
+	s := strings.Join(out, "\n") + "\n"
+	s = strings.ReplaceAll(s, "{type: string}", "{type: string, maxLength: 16}")
+	s = strings.ReplaceAll(s, "{type: string, x-kubernetes-mutability", "{type: string, maxLength: 16, x-kubernetes-mutability")
+	return s
 }
