@@ -157,7 +157,12 @@ type side struct {
 }
 
 // vars names the variables of nested comprehensions apart: x, then x2.
-type vars struct{ n map[string]int }
+// unordered records a comparison left to CEL's ==, which ignores the order
+// of list-type set and map items (see strictEqual).
+type vars struct {
+	n         map[string]int
+	unordered bool
+}
 
 func (v *vars) next(prefix string) string {
 	if v.n == nil {
@@ -175,20 +180,34 @@ func (v *vars) next(prefix string) string {
 // list-type set and map items; where the schema has such lists, they are
 // compared item by item, in order.
 func strictEqual(s *update.Schema, a, b string, v *vars) (string, error) {
+	out, err := orderedEqual(s, a, b, v)
+	if err == nil && len(out) > maxOrdered {
+		// The server refuses a rule of more than 100000 characters, and a
+		// schema that large makes the ordered comparison too long: CEL's own.
+		v.unordered = true
+		return a + " == " + b, nil
+	}
+	return out, err
+}
+
+// maxOrdered bounds the length of an ordered comparison.
+const maxOrdered = 20000
+
+func orderedEqual(s *update.Schema, a, b string, v *vars) (string, error) {
 	if !hasUnorderedList(s) {
 		return a + " == " + b, nil
 	}
 	switch {
 	case s.Items != nil:
 		i, x := v.next("i"), v.next("x")
-		inner, err := strictEqual(s.Items, x, b+"["+i+"]", v)
+		inner, err := orderedEqual(s.Items, x, b+"["+i+"]", v)
 		if err != nil {
 			return "", err
 		}
 		return and("size("+a+") == size("+b+")", a+".all("+i+", "+x+", "+inner+")"), nil
 	case s.AdditionalProperties != nil:
 		k := v.next("k")
-		inner, err := strictEqual(s.AdditionalProperties, a+"["+k+"]", b+"["+k+"]", v)
+		inner, err := orderedEqual(s.AdditionalProperties, a+"["+k+"]", b+"["+k+"]", v)
 		if err != nil {
 			return "", err
 		}
@@ -206,7 +225,7 @@ func strictEqual(s *update.Schema, a, b string, v *vars) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		inner, err := strictEqual(s.Properties[k], a+"."+p, b+"."+p, v)
+		inner, err := orderedEqual(s.Properties[k], a+"."+p, b+"."+p, v)
 		if err != nil {
 			return "", err
 		}

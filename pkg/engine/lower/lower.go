@@ -344,6 +344,9 @@ func (l *lowering) rule(a *anchor, s *update.Schema, path fieldpath.Path, field 
 	if name == "" {
 		name = "<root>"
 	}
+	if v.unordered {
+		l.warnings = append(l.warnings, name+": compared with CEL's ==, which ignores the order of list-type set and map items below it (an ordered comparison of a schema this large is over the server's rule length): reordering them passes")
+	}
 	marker := ext + ": " + string(m)
 	a.rules = append(a.rules, Rule{
 		Schema: a.path, Marked: path, Version: l.version, Field: name, Marker: marker,

@@ -450,3 +450,21 @@ properties:
 		t.Errorf("got %v", err)
 	}
 }
+
+// A value holding list-type sets, with a schema so large that comparing
+// them in order would make a rule longer than the server takes, is
+// compared with CEL's ==, with a warning.
+func TestLargeUnorderedValue(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("type: object\nproperties:\n  spec:\n    type: object\n    properties:\n      big:\n        type: object\n        x-kubernetes-mutability: Immutable\n        properties:\n")
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&b, "          field%d: {type: array, maxItems: 4, x-kubernetes-list-type: set, items: {type: string, maxLength: 8}}\n", i)
+	}
+	res, err := lower.CRD(crdWith(t, b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rules) != 1 || len(res.Rules[0].Rule) > 1000 || len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "spec.big: compared with CEL's ==") {
+		t.Errorf("rules %d (%d characters), warnings %q", len(res.Rules), len(res.Rules[0].Rule), res.Warnings)
+	}
+}
