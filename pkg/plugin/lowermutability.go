@@ -49,16 +49,16 @@ every rule: a rule over the budget is refused here, naming the field and the max
 maxProperties or maxLength to add. Nothing is printed when any CRD is refused.
 ` + exitCodesHelp,
 		Example: `  # Install CRDs whose markers the cluster enforces
-  kubectl crd lower-mutability -f config/crd -R | kubectl apply -f -
+  kubectl crd lower-mutability -f examples/lower/crd.yaml | kubectl apply -f -
 
-  # See the rules a marker becomes
+  # See the rules the markers become
   kubectl crd lower-mutability -f examples/lower/crd.yaml
 
   # The markers and their rules in the schema's tree
-  kubectl crd explain-structural -f examples/lower/crd.yaml
+  kubectl crd explain-structural -f examples/lower/mapping.yaml
 
-  # As a JSON List
-  cat crd.yaml | kubectl crd lower-mutability -f - -o json`,
+  # Every CRD under a directory, as a JSON List
+  kubectl crd lower-mutability -R -f examples/lower -o json`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
