@@ -80,3 +80,46 @@ func typeLine(key, value string) string {
 	}
 	return key + ": " + value
 }
+
+//go:embed beyond.yaml
+var beyondYAML []byte
+
+// Updates are the updates between objects of one schema beyond the KEP's
+// examples: every pair of distinct objects, in every mode.
+type Updates struct {
+	Name string
+	// Schema is the openAPIV3Schema as YAML, MODE standing for the mode.
+	Schema  string
+	Modes   []string
+	Objects []string // JSON objects
+}
+
+// Beyond reads the updates beyond the KEP's examples.
+func Beyond() ([]Updates, error) {
+	var out []Updates
+	if err := yaml.UnmarshalStrict(beyondYAML, &out); err != nil {
+		return nil, fmt.Errorf("beyond.yaml: %v", err)
+	}
+	for i := range out {
+		if len(out[i].Modes) == 0 {
+			out[i].Modes = []string{""}
+		}
+	}
+	return out, nil
+}
+
+// SchemaFor is the schema in one mode.
+func (u Updates) SchemaFor(mode string) string { return strings.ReplaceAll(u.Schema, "MODE", mode) }
+
+// Pairs are the updates: every ordered pair of distinct objects.
+func (u Updates) Pairs() [][2]string {
+	var out [][2]string
+	for _, old := range u.Objects {
+		for _, new := range u.Objects {
+			if old != new {
+				out = append(out, [2]string{old, new})
+			}
+		}
+	}
+	return out
+}

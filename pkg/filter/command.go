@@ -56,6 +56,9 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
   previous: [applied/]    the objects as rendered or applied before: each item with a previous
                           version (same group, kind, namespace, name) is checked as an update of it,
                           as check-update does (CEL transition rules, x-kubernetes-mutability)
+  lowerMutability: false   rewrite the CRDs among the items with their x-kubernetes-mutability and
+                          x-kubernetes-key-mutability markers lowered to CEL rules the API server
+                          enforces, as kubectl crd lower-mutability does
   failOn: [NonStructural, Update, Invalid]
                           findings that are errors: Prune, NonStructural, Update, MissingCRD,
                           Invalid (an object the server's validation refuses on create)

@@ -81,6 +81,10 @@ type CRDCheck struct {
 	// (the default) refuses CRDPaths and Previous outside the working
 	// directory, symbolic links resolved; LoadRestrictionsNone reads any path.
 	LoadRestrictor string `json:"loadRestrictor,omitempty"`
+	// LowerMutability rewrites the CRDs among the items with their
+	// x-kubernetes-mutability markers lowered to CEL rules the API server
+	// enforces (kubectl crd lower-mutability).
+	LowerMutability bool `json:"lowerMutability,omitempty"`
 
 	// Results are the findings of the last Filter.
 	Results framework.Results `json:"-"`
@@ -219,7 +223,13 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			}
 			changed = changed || ch
 		}
-		if doPrune && changed {
+		lowered := false
+		if c.LowerMutability {
+			if lowered, err = c.lowerMutability(doc); err != nil {
+				return nil, err
+			}
+		}
+		if doPrune && changed || lowered {
 			b, err := doc.Encode()
 			if err != nil {
 				return nil, err

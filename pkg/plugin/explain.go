@@ -16,6 +16,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -127,6 +128,8 @@ type crdReport struct {
 	// Mutability lists where the markers of KEP "Immutable fields" break its
 	// placement rules (CRD files only: the server drops the markers).
 	Mutability []violation `json:"mutability,omitempty"`
+	// LowerError says why lower-mutability cannot lower the CRD's markers.
+	LowerError string `json:"lowerError,omitempty"`
 	// ServerCondition is the cluster's NonStructuralSchema condition, when it has set one.
 	ServerCondition *serverCondition `json:"serverCondition,omitempty"`
 	Versions        []versionReport  `json:"versions"`
@@ -152,8 +155,12 @@ type versionReport struct {
 	Served   bool        `json:"served"`
 	Storage  bool        `json:"storage"`
 	Skeleton interface{} `json:"skeleton"`
+	// Lowered are the CEL rules lower-mutability makes of the version's
+	// mutability markers (CRD files only: the server drops the markers).
+	Lowered []lower.Rule `json:"lowered,omitempty"`
 
 	skeleton *structuralschema.Structural
+	notes    *treeNotes
 }
 
 // Run reads the inputs and prints the report.
@@ -189,6 +196,7 @@ func (o *ExplainStructuralOptions) Run(ctx context.Context) error {
 			r.Mutability = append(r.Mutability, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
 		}
 		r.Source = &src
+		addMutability(&r, d.Object)
 		report.CRDs = append(report.CRDs, r)
 	}
 	if len(o.inputs.Filenames) > 0 && len(report.CRDs) == 0 {
@@ -335,6 +343,9 @@ func printStructuralText(w io.Writer, report structuralReport) {
 				fmt.Fprintf(w, "  %s\n", v.Message)
 			}
 		}
+		if r.LowerError != "" {
+			fmt.Fprintf(w, "  mutability markers that lower-mutability cannot lower: %s\n", r.LowerError)
+		}
 		if c := r.ServerCondition; c != nil {
 			fmt.Fprintf(w, "  server condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
@@ -344,7 +355,7 @@ func printStructuralText(w io.Writer, report structuralReport) {
 				fmt.Fprintln(w, "  (no schema: nothing is pruned)")
 				continue
 			}
-			printTree(w, "  ", "<root>", v.skeleton)
+			printTree(w, "  ", "<root>", v.skeleton, v.notes)
 		}
 	}
 }
@@ -365,15 +376,21 @@ func versionFlags(v versionReport) string {
 
 // printTree prints the skeleton as a tree: a line per node with its type and
 // markers; children are properties, then additionalProperties ({}), then items ([]).
-func printTree(w io.Writer, indent, name string, s *structuralschema.Structural) {
-	printNode(w, indent, indent, name, s)
+func printTree(w io.Writer, indent, name string, s *structuralschema.Structural, notes *treeNotes) {
+	printNode(w, indent, indent, name, s, nil, notes)
 }
 
 // printNode writes a node's line after head and its rules and children after
 // indent, straight to w: each line is written once, so the cost is linear in
 // the output (rendering each subtree apart and re-indenting it was cubic in depth).
-func printNode(w io.Writer, head, indent, name string, s *structuralschema.Structural) {
-	fmt.Fprintf(w, "%s%s: %s\n", head, name, describeNode(s))
+// path names the node from the root for the mutability notes.
+func printNode(w io.Writer, head, indent, name string, s *structuralschema.Structural, path []string, notes *treeNotes) {
+	markers, lowered := notes.at(path)
+	desc := describeNode(s)
+	if len(markers) > 0 {
+		desc += " " + strings.Join(markers, " ")
+	}
+	fmt.Fprintf(w, "%s%s: %s\n", head, name, desc)
 	type child struct {
 		name string
 		s    *structuralschema.Structural
@@ -398,12 +415,17 @@ func printNode(w io.Writer, head, indent, name string, s *structuralschema.Struc
 	multiline := strings.NewReplacer("\n", "\n"+indent)
 	rules := s.XValidations
 	for i, r := range rules {
-		last := i == len(rules)-1 && len(children) == 0
+		last := i == len(rules)-1 && len(children) == 0 && len(lowered) == 0
 		fmt.Fprintf(w, "%s%srule: %s", indent, branch(last), multiline.Replace(r.Rule))
 		if r.Message != "" {
 			fmt.Fprintf(w, "  # %s", multiline.Replace(r.Message))
 		}
 		fmt.Fprintln(w)
+	}
+	// The rules the markers become with lower-mutability.
+	for i, r := range lowered {
+		last := i == len(lowered)-1 && len(children) == 0
+		fmt.Fprintf(w, "%s%slowered rule: %s  # %s\n", indent, branch(last), r.Rule, r.Message)
 	}
 	for i, c := range children {
 		last := i == len(children)-1
@@ -411,7 +433,7 @@ func printNode(w io.Writer, head, indent, name string, s *structuralschema.Struc
 		if last {
 			cont = "   "
 		}
-		printNode(w, indent+branch(last), indent+cont, c.name, c.s)
+		printNode(w, indent+branch(last), indent+cont, c.name, c.s, append(path[:len(path):len(path)], c.name), notes)
 	}
 }
 

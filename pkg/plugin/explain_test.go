@@ -35,7 +35,7 @@ func TestTextTreeIsLinearInItsOutput(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		printTree(&w, "  ", "<root>", s)
+		printTree(&w, "  ", "<root>", s, nil)
 		runtime.ReadMemStats(&after)
 		return float64(after.TotalAlloc-before.TotalAlloc) / float64(w.n)
 	}
@@ -51,6 +51,6 @@ func BenchmarkTextTreeDeep(b *testing.B) {
 	s := deepSkeleton(4900)
 	b.ReportAllocs()
 	for b.Loop() {
-		printTree(io.Discard, "  ", "<root>", s)
+		printTree(io.Discard, "  ", "<root>", s, nil)
 	}
 }

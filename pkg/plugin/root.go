@@ -56,6 +56,7 @@ Each request to the cluster times out after ` + defaultRequestTimeout.String() +
 		NewCmdExplainStructural(configFlags, streams),
 		NewCmdPrune(configFlags, streams),
 		NewCmdCheckUpdate(configFlags, streams),
+		NewCmdLowerMutability(streams),
 		NewCmdVersion(streams),
 		NewCmdCompletion(streams),
 	)

@@ -667,6 +667,7 @@ var commandPages = map[string]string{
 	"prune":              "prune.md",
 	"check-update":       "check-update.md",
 	"krm":                "krm-function.md",
+	"lower-mutability":   "mutability.md",
 	"version":            "getting-started.md",
 	// cobra's own commands: their --help is their page.
 	"help":       "",
