@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // lowerMutability rewrites the CRDs of an item (a List's too) with their
@@ -18,10 +19,10 @@ import (
 // CRD would not protect what it says.
 func (c *CRDCheck) lowerMutability(doc *document.Document) (edited bool, err error) {
 	for _, d := range doc.Objects() {
-		if _, ok, _ := schema.DecodeObject(d.Object); !ok {
+		if _, ok, _ := schema.DecodeObject(d.Object, nil); !ok {
 			continue
 		}
-		res, err := lower.CRD(d.Object)
+		res, err := lower.CRD(d.Object, strategy.Validators{})
 		if err != nil {
 			// The error names the field; an item's lines are those of the
 			// ResourceList kustomize wrote, so the item's start is named.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -30,7 +31,7 @@ func (n *treeNotes) at(path []string) (markers []string, rules []lower.Rule) {
 // lowered says why.
 func addMutability(r *crdReport, raw map[string]interface{}) {
 	schemas, _ := update.CRDSchemas(raw)
-	res, err := lower.CRD(raw)
+	res, err := lower.CRD(raw, strategy.Validators{})
 	if err != nil {
 		if len(r.Mutability) == 0 { // misplaced markers are reported already
 			r.LowerError = err.Error()

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // LowerMutabilityOptions are the options of "kubectl crd lower-mutability".
@@ -116,10 +117,12 @@ func (o *LowerMutabilityOptions) Run() error {
 
 // lower edits one document when it is a CRD with markers.
 func (o *LowerMutabilityOptions) lower(d *document.Document) error {
-	if _, ok, err := crdOf(d); err != nil || !ok {
-		return err
+	if _, ok, err := schema.FromObject(d.Object, strategy.Validators{}); err != nil {
+		return &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+	} else if !ok {
+		return nil
 	}
-	res, err := lower.CRD(d.Object)
+	res, err := lower.CRD(d.Object, strategy.Validators{})
 	var cost *lower.CostError
 	var unreachable *lower.UnreachableError
 	var markers *lower.MarkerError
@@ -135,7 +138,7 @@ func (o *LowerMutabilityOptions) lower(d *document.Document) error {
 	case errors.As(err, &markers):
 		src := d.Source
 		if len(markers.Errs) > 0 {
-			if l := lineOfPath(d, markers.Errs[0].Field); l > 0 {
+			if l := prune.LineOfPath(d, markers.Errs[0].Field); l > 0 {
 				src.Line = l
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 const lowerGroup = "lower.e2e.example.com"
@@ -480,7 +481,7 @@ func TestLowerMutabilityCorpus(t *testing.T) {
 			}
 			tried++
 			start := time.Now()
-			res, err := lower.CRD(obj)
+			res, err := lower.CRD(obj, strategy.Validators{})
 			var cost *lower.CostError
 			switch {
 			case errors.As(err, &cost):

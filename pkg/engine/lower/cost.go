@@ -70,15 +70,15 @@ func (e *RefusedError) Error() string {
 // checkCost runs the server's validation of a CRD create on the lowered
 // CRD: what it refuses beyond what it refuses of the CRD as written comes
 // from the rules.
-func checkCost(original map[string]interface{}, out *Result) error {
-	before, ok, err := schema.DecodeObject(original)
+func checkCost(original map[string]interface{}, out *Result, v schema.CRDValidator) error {
+	before, ok, err := schema.DecodeObject(original, v)
 	if err != nil || !ok {
 		return err
 	}
 	if err := before.InvalidErr(); err != nil {
 		return err
 	}
-	after, _, err := schema.DecodeObject(out.Object)
+	after, _, err := schema.DecodeObject(out.Object, v)
 	if err != nil {
 		return &RefusedError{Errs: field.ErrorList{field.InternalError(nil, err)}}
 	}

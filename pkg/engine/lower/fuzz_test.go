@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -32,7 +33,7 @@ func FuzzLower(f *testing.F) {
 		if sigsyaml.Unmarshal([]byte(schema), &s) != nil || s == nil {
 			return
 		}
-		res, err := lower.CRD(crdWith(t, schema))
+		res, err := lower.CRD(crdWith(t, schema), strategy.Validators{})
 		if err != nil {
 			return
 		}
@@ -41,7 +42,7 @@ func FuzzLower(f *testing.F) {
 				t.Errorf("marker left at %s", p)
 			}
 		}
-		again, err := lower.CRD(res.Object)
+		again, err := lower.CRD(res.Object, strategy.Validators{})
 		if err != nil || len(again.Edits) > 0 {
 			t.Errorf("lowering again: %v, %d edits", err, len(again.Edits))
 		}

@@ -16,6 +16,7 @@
 package lower
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -111,8 +113,13 @@ func (e *MarkerError) Error() string {
 // CustomResourceDefinition as written (decoded from JSON or YAML). A CRD
 // without markers comes back unchanged, without edits. The lowered CRD is
 // checked with the server's own CRD validation, which estimates the cost of
-// the rules: a rule over its budget is a *CostError.
-func CRD(crd map[string]interface{}) (*Result, error) {
+// the rules (v, pkg/engine/strategy's Validators: the engine takes the
+// server's code through an interface): a rule over its budget is a
+// *CostError.
+func CRD(crd map[string]interface{}, v schema.CRDValidator) (*Result, error) {
+	if v == nil {
+		return nil, errors.New("lowering needs the server's CRD validation to check the rules' cost")
+	}
 	if _, errs := update.CRDSchemas(crd); len(errs) > 0 {
 		return nil, &MarkerError{Errs: errs}
 	}
@@ -170,7 +177,7 @@ func CRD(crd map[string]interface{}) (*Result, error) {
 	if len(out.Edits) == 0 {
 		return out, nil
 	}
-	if err := checkCost(crd, out); err != nil {
+	if err := checkCost(crd, out, v); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -85,12 +86,12 @@ func bound(s map[string]interface{}) {
 type checker struct {
 	crd     *schema.CRD
 	markers *update.Schema
-	v       *update.Validator
+	v       *strategy.Validator
 }
 
 func newChecker(t testing.TB, crd map[string]interface{}, markers bool) *checker {
 	t.Helper()
-	c, ok, err := schema.FromObject(crd)
+	c, ok, err := schema.FromObject(crd, strategy.Validators{})
 	if err != nil || !ok {
 		t.Fatalf("CRD: %v", err)
 	}
@@ -102,7 +103,7 @@ func newChecker(t testing.TB, crd map[string]interface{}, markers bool) *checker
 		}
 		ch.markers = m["v1"]
 	}
-	if ch.v, err = update.NewValidator(c, "v1"); err != nil {
+	if ch.v, err = (strategy.Validators{}).For(c, "v1"); err != nil {
 		t.Fatal(err)
 	}
 	return ch
@@ -124,7 +125,7 @@ func (c *checker) refused(t testing.TB, old, new string) []update.Finding {
 func lowerBounded(t *testing.T, name, schemaYAML string) (marked map[string]interface{}, res *lower.Result) {
 	t.Helper()
 	marked = crdWith(t, schemaYAML)
-	res, err := lower.CRD(marked)
+	res, err := lower.CRD(marked, strategy.Validators{})
 	var ce *lower.CostError
 	if errors.As(err, &ce) {
 		if len(ce.Bounds) == 0 {
@@ -132,7 +133,7 @@ func lowerBounded(t *testing.T, name, schemaYAML string) (marked map[string]inte
 		}
 		marked = crdWith(t, schemaYAML)
 		bound(rootOf(marked))
-		res, err = lower.CRD(marked)
+		res, err = lower.CRD(marked, strategy.Validators{})
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -261,11 +262,11 @@ func TestIdempotent(t *testing.T) {
 	for _, s := range all {
 		crd := crdWith(t, s)
 		bound(rootOf(crd))
-		once, err := lower.CRD(crd)
+		once, err := lower.CRD(crd, strategy.Validators{})
 		if err != nil {
 			t.Fatalf("%v\n%s", err, s)
 		}
-		twice, err := lower.CRD(once.Object)
+		twice, err := lower.CRD(once.Object, strategy.Validators{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,14 +283,14 @@ func TestIdempotent(t *testing.T) {
 // lowering) do not add the same rules twice.
 func TestRulesNotAddedTwice(t *testing.T) {
 	s := beyond(t, "deep optional parents").SchemaFor("Immutable")
-	once, err := lower.CRD(crdWith(t, s))
+	once, err := lower.CRD(crdWith(t, s), strategy.Validators{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	both := crdWith(t, s)
 	root := rootOf(both)
 	root[lower.ValidationsExtension] = []interface{}{map[string]interface{}{"rule": once.Rules[0].Rule, "message": "mine"}}
-	again, err := lower.CRD(both)
+	again, err := lower.CRD(both, strategy.Validators{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ properties:
     x-kubernetes-validations: [{rule: "!has(self.a) || self.a != 'x'"}]
     properties:
       a: {type: string, x-kubernetes-mutability: Immutable}`)
-	res, err := lower.CRD(crd)
+	res, err := lower.CRD(crd, strategy.Validators{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func TestMisplacedMarkers(t *testing.T) {
 	_, err := lower.CRD(crdWith(t, `
 type: object
 properties:
-  spec: {type: object, x-kubernetes-key-mutability: Immutable, properties: {a: {type: string}}}`))
+  spec: {type: object, x-kubernetes-key-mutability: Immutable, properties: {a: {type: string}}}`), strategy.Validators{})
 	var me *lower.MarkerError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-key-mutability: Forbidden") {
 		t.Errorf("got %v", err)
@@ -409,7 +410,7 @@ properties:
           required: [name]
           properties:
             name: {type: string, maxLength: 63}`
-	_, err := lower.CRD(crdWith(t, s))
+	_, err := lower.CRD(crdWith(t, s), strategy.Validators{})
 	var ce *lower.CostError
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v", err)
@@ -421,11 +422,11 @@ properties:
 	if ce.Rule.Marked.String() != "spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.ports" {
 		t.Errorf("marked: %s", ce.Rule.Marked)
 	}
-	res, err := lower.CRD(crdWith(t, strings.Replace(s, "x-kubernetes-key-mutability: Immutable", "x-kubernetes-key-mutability: Immutable\n        maxItems: 64", 1)))
+	res, err := lower.CRD(crdWith(t, strings.Replace(s, "x-kubernetes-key-mutability: Immutable", "x-kubernetes-key-mutability: Immutable\n        maxItems: 64", 1)), strategy.Validators{})
 	if err != nil || len(res.Rules) != 1 {
 		t.Fatalf("with maxItems: %v", err)
 	}
-	c, _, err := schema.DecodeObject(res.Object)
+	c, _, err := schema.DecodeObject(res.Object, strategy.Validators{})
 	if err != nil || c.InvalidErr() != nil {
 		t.Errorf("the server's validation refuses it: %v %v", err, c.InvalidErr())
 	}
@@ -444,7 +445,7 @@ properties:
         type: array
         maxItems: 8
         x-kubernetes-key-mutability: AddOnly
-        items: {x-kubernetes-preserve-unknown-fields: true}`))
+        items: {x-kubernetes-preserve-unknown-fields: true}`), strategy.Validators{})
 	var ue *lower.UnreachableError
 	if !errors.As(err, &ue) || err.Error() != "spec.elements: x-kubernetes-key-mutability: AddOnly cannot be lowered: the API server's CEL cannot read the field, or a field below it, because its schema has no type (undefined field 'elements')" {
 		t.Errorf("got %v", err)
@@ -460,7 +461,7 @@ func TestLargeUnorderedValue(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		fmt.Fprintf(&b, "          field%d: {type: array, maxItems: 4, x-kubernetes-list-type: set, items: {type: string, maxLength: 8}}\n", i)
 	}
-	res, err := lower.CRD(crdWith(t, b.String()))
+	res, err := lower.CRD(crdWith(t, b.String()), strategy.Validators{})
 	if err != nil {
 		t.Fatal(err)
 	}
