@@ -174,44 +174,21 @@ func fieldpathOf(cost *lower.CostError, unreachable *lower.UnreachableError) fie
 	return unreachable.Rule.MarkerPath()
 }
 
-// writeDocuments prints documents as read, with their edits: YAML
-// documents joined by "---", or a JSON List of the objects.
+// writeDocuments writes docs as prune prints them, -o yaml or json,
+// after the warnings about Lists written again without their comments.
 func writeDocuments(out, errOut io.Writer, docs []*document.Document, output string) error {
-	if output == "json" {
-		items := make([]interface{}, 0, len(docs))
-		for _, d := range objectsOf(docs) {
-			obj, err := d.Reparse()
-			if err != nil {
-				return err
-			}
-			items = append(items, obj)
-		}
-		b, err := marshalJSON(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items}, "  ")
-		if err != nil {
+	var buf bytes.Buffer
+	dw := newDocumentWriter(&buf, output)
+	for _, d := range docs {
+		if err := dw.Add(d); err != nil {
 			return err
 		}
-		_, err = out.Write(b)
+	}
+	if err := dw.Close(); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	for i, d := range docs {
-		b, err := d.Encode()
-		if err != nil {
-			return err
-		}
-		// A List is written once, with the edits of all its items.
-		if note, err := d.Reformatted(); err != nil {
-			return err
-		} else if note != "" {
-			fmt.Fprintf(errOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source)
-		}
-		if i > 0 {
-			buf.WriteString("---\n")
-		}
-		buf.Write(b)
-		if len(b) > 0 && b[len(b)-1] != '\n' && i < len(docs)-1 {
-			buf.WriteByte('\n')
-		}
+	for _, n := range dw.Notes {
+		fmt.Fprint(errOut, n)
 	}
 	_, err := io.Copy(out, &buf)
 	return err

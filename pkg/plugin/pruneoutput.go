@@ -16,12 +16,8 @@ import (
 type pruneOutput struct {
 	o *PruneOptions
 
-	objects   *safewrite.Spool // nil: no objects printed
-	yamlDocs  int
-	lastLF    bool              // the last YAML document written ends a line
-	jsonList  *jsonObjectWriter // -o json
-	jsonItems *jsonArray
-	notes     []string // Lists written again without their comments
+	objects *safewrite.Spool // nil: no objects printed
+	docs    *documentWriter
 
 	report      *safewrite.Spool // nil: no report
 	reportDoc   *jsonObjectWriter
@@ -45,13 +41,7 @@ func (o *PruneOptions) newPruneOutput() (_ *pruneOutput, err error) {
 		if out.objects, err = safewrite.NewSpool(); err != nil {
 			return nil, err
 		}
-		if o.Output == "json" {
-			out.jsonList = &jsonObjectWriter{w: out.objects}
-			out.jsonList.Key("apiVersion")
-			out.jsonList.Value("v1")
-			out.jsonList.Key("items")
-			out.jsonItems = out.jsonList.Array()
-		}
+		out.docs = newDocumentWriter(out.objects, o.Output)
 	}
 	if o.Report != "" {
 		if out.report, err = safewrite.NewSpool(); err != nil {
@@ -75,44 +65,10 @@ func (p *pruneOutput) Add(d *document.Document, results []*prune.Result) error {
 	switch {
 	case p.rewrites != nil:
 		p.rewrites.Add(d, results)
-	case p.jsonItems != nil:
-		for _, obj := range d.Objects() {
-			v, err := obj.Reparse()
-			if err != nil {
-				return err
-			}
-			p.jsonItems.Add(v)
-		}
-	case p.objects != nil:
-		b, err := d.Encode()
-		if err != nil {
-			return err
-		}
-		// A List is written once, with the edits of all its items.
-		if note, err := d.Reformatted(); err != nil {
-			return err
-		} else if note != "" {
-			p.notes = append(p.notes, fmt.Sprintf("Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source))
-		}
-		if p.yamlDocs > 0 {
-			// A document at the end of a file may lack the final newline;
-			// it needs one when another document follows.
-			if !p.lastLF {
-				p.write("\n")
-			}
-			p.write("---\n")
-		}
-		p.yamlDocs++
-		if _, err := p.objects.Write(b); err != nil {
-			return spoolError(err)
-		}
-		p.lastLF = len(b) == 0 || b[len(b)-1] == '\n'
+	case p.docs != nil:
+		return p.docs.Add(d)
 	}
 	return nil
-}
-
-func (p *pruneOutput) write(s string) {
-	_, _ = io.WriteString(p.objects, s) // an error of the spool shows at its next write
 }
 
 func spoolError(err error) error {
@@ -140,18 +96,11 @@ func (p *pruneOutput) Finish(warnings []inputWarning) (rewrote bool, err error) 
 	if p.objects == nil {
 		return false, nil
 	}
-	for _, n := range p.notes {
-		fmt.Fprint(p.o.ErrOut, n)
+	if err := p.docs.Close(); err != nil {
+		return false, spoolError(err)
 	}
-	if p.jsonList != nil {
-		if err := p.jsonItems.Close(); err != nil {
-			return false, spoolError(err)
-		}
-		p.jsonList.Key("kind")
-		p.jsonList.Value("List")
-		if err := p.jsonList.Close(); err != nil {
-			return false, spoolError(err)
-		}
+	for _, n := range p.docs.Notes {
+		fmt.Fprint(p.o.ErrOut, n)
 	}
 	if err := p.objects.Rewind(); err != nil {
 		return false, spoolError(err)
@@ -199,4 +148,86 @@ func (p *pruneOutput) Close() {
 			s.Close()
 		}
 	}
+}
+
+// documentWriter writes the documents of -f as read, edited: as YAML, one
+// after another with "---" between them, or (-o json) as a List of their
+// objects, an element at a time.
+type documentWriter struct {
+	w     io.Writer
+	n     int
+	endLF bool // the last YAML document written ends its line
+	list  *jsonObjectWriter
+	items *jsonArray
+	err   error
+	// Notes are the warnings about Lists written again without their
+	// comments, to print once the documents are.
+	Notes []string
+}
+
+func newDocumentWriter(w io.Writer, output string) *documentWriter {
+	dw := &documentWriter{w: w}
+	if output == "json" {
+		dw.list = &jsonObjectWriter{w: w}
+		dw.list.Key("apiVersion")
+		dw.list.Value("v1")
+		dw.list.Key("items")
+		dw.items = dw.list.Array()
+	}
+	return dw
+}
+
+// Add writes the next document.
+func (dw *documentWriter) Add(d *document.Document) error {
+	if dw.items != nil {
+		for _, obj := range d.Objects() {
+			v, err := obj.Reparse()
+			if err != nil {
+				return err
+			}
+			dw.items.Add(v)
+		}
+		return nil
+	}
+	b, err := d.Encode()
+	if err != nil {
+		return err
+	}
+	// A List is written once, with the edits of all its items.
+	if note, err := d.Reformatted(); err != nil {
+		return err
+	} else if note != "" {
+		dw.Notes = append(dw.Notes, fmt.Sprintf("Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source))
+	}
+	if dw.n > 0 {
+		// A document at the end of a file may lack the final newline; it
+		// needs one when another document follows.
+		if !dw.endLF {
+			dw.write([]byte("\n"))
+		}
+		dw.write([]byte("---\n"))
+	}
+	dw.n++
+	dw.write(b)
+	dw.endLF = len(b) == 0 || b[len(b)-1] == '\n'
+	return dw.err
+}
+
+func (dw *documentWriter) write(b []byte) {
+	if dw.err == nil {
+		_, dw.err = dw.w.Write(b)
+	}
+}
+
+// Close ends the JSON List; the error is the first of any write.
+func (dw *documentWriter) Close() error {
+	if dw.list == nil {
+		return dw.err
+	}
+	if err := dw.items.Close(); err != nil {
+		return err
+	}
+	dw.list.Key("kind")
+	dw.list.Value("List")
+	return dw.list.Close()
 }
