@@ -8,7 +8,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // objectStream reads the inputs of a command that streams in two passes, so
@@ -107,15 +106,7 @@ func (s *objectStream) scanFile(name string, stdin io.Reader, objects bool, visi
 		if err != nil {
 			return inputError(err)
 		}
-		holders := d.Objects() // a List's items hold their own warnings
-		if d.IsList() {
-			holders = append([]*document.Document{d}, holders...)
-		}
-		for _, o := range holders {
-			for _, w := range o.Warnings {
-				s.Warnings = append(s.Warnings, inputWarning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
-			}
-		}
+		s.Warnings = append(s.Warnings, warningsOf(d)...)
 		for _, o := range d.Objects() {
 			s.crds.add(o)
 			if !objects {
