@@ -183,20 +183,6 @@ func readFile(name string) ([]*document.Document, error) {
 	return document.Read(f, name)
 }
 
-// addCRDs adds to cat the CRDs of --crd-file, then those among the objects
-// (about to be applied, they win), in that order (see crdAdder).
-func (in *inputDocs) addCRDs(cat *catalog.Catalog) error {
-	a := crdAdder{cat: cat}
-	for _, d := range append(append([]*document.Document{}, in.CRDs...), in.Objects...) {
-		a.add(d)
-	}
-	if a.err != nil {
-		return a.err
-	}
-	in.Warnings = append(in.Warnings, a.twice...)
-	return nil
-}
-
 // crdAdder adds the CRDs of the inputs to a catalog in the order they are
 // read: a later one replaces an earlier one of the same group and kind. A
 // CRD defined twice, differently, is a warning naming both sources and the
