@@ -2,13 +2,11 @@ package plugin
 
 import (
 	"context"
-	"io"
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
@@ -58,25 +56,4 @@ func newCatalog(c *cluster, offline, oldFromCluster bool) *catalog.Catalog {
 		opts.Cluster = catalogCluster{c}
 	}
 	return catalog.New(opts)
-}
-
-// resolveKinds readies cat for the objects, once their CRDs are added: it
-// reads the cluster's CRDs for kinds the inputs do not define, and refuses
-// the objects kubectl apply would not map (every refusal printed on errOut,
-// the last returned, an input error).
-func resolveKinds(ctx context.Context, cat *catalog.Catalog, errOut io.Writer, objects []*document.Document) error {
-	kinds := catalog.Kinds{}
-	for _, d := range objects {
-		kinds.Add(d.Object)
-	}
-	if err := cat.Resolve(ctx, kinds); err != nil {
-		return err
-	}
-	var errs []error
-	for _, d := range objects {
-		if err := cat.Refusal(d); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return inputErrors(errOut, errs)
 }

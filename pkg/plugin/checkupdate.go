@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -103,11 +104,8 @@ func (o *CheckUpdateOptions) Validate() error {
 	return o.outputFlags.Validate()
 }
 
-// updateReport is the -o json contract: fields are added, never renamed.
-type updateReport struct {
-	Items []updateItem `json:"items"`
-}
-
+// updateItem is an item of the -o json contract, {"items": [...]}: fields
+// are added, never renamed.
 type updateItem struct {
 	Object     prune.ObjectRef  `json:"object"`
 	Source     document.Source  `json:"source"`
@@ -117,61 +115,68 @@ type updateItem struct {
 }
 
 // Run reads schemas, old and new objects, checks each new object with the
-// engine, and reports.
+// engine, and reports. It streams as prune does (objectStream): a first
+// pass adds the CRDs and the old objects to the catalog and collects the
+// kinds of the new objects, a second checks one object at a time; the
+// report is held in a spool until the last object is checked.
 func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	in, err := o.inputs.Read(o.In)
-	if err != nil {
-		return err
-	}
 	cat := o.catalog
-	if err := in.addCRDs(cat); err != nil {
-		return err
-	}
-	in.warn(o.ErrOut)
-	docs := in.Objects
-	o.inputs.warnNoObjects(o.ErrOut, len(docs))
+	kinds := catalog.Kinds{}
 	// Objects that do not say what they are, and old objects the server
-	// cannot have stored, would be skipped or match nothing: refuse them
-	// all before anything is looked up.
+	// cannot have stored (in.OldErrors), would be skipped or match nothing:
+	// refuse them all before anything is looked up.
 	var errs []error
-	for _, d := range docs {
+	in, err := o.inputs.Scan(o.In, cat, func(d *document.Document) error {
+		kinds.Add(d.Object)
 		if _, _, err := prune.Identify(d); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	for _, d := range in.Old {
-		if err := cat.AddOld(d); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := inputErrors(o.ErrOut, errs); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	if err := resolveKinds(ctx, cat, o.ErrOut, docs); err != nil {
+	defer in.Close()
+	in.warn(o.ErrOut)
+	o.inputs.warnNoObjects(o.ErrOut, in.Objects)
+	if err := inputErrors(o.ErrOut, append(errs, in.OldErrors...)); err != nil {
+		return err
+	}
+	if err := in.Resolve(ctx, cat, kinds, o.ErrOut); err != nil {
 		return err
 	}
 
-	var report updateReport
-	refused := false
-	for _, d := range docs {
-		res, err := cat.Update(ctx, d)
-		if err != nil {
-			var ie *document.InputError
-			if errors.As(err, &ie) {
-				return inputError(err)
-			}
-			return err
-		}
-		if res.Status == catalog.UpdateSkipped {
-			continue
-		}
-		report.Items = append(report.Items, updateItem{Object: res.Object, Source: d.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings})
-		refused = refused || len(res.Refused) > 0
+	out, err := newUpdateOutput(o.Output)
+	if err != nil {
+		return err
 	}
-	if err := o.print(report); err != nil {
+	defer out.Close()
+	refused := false
+	err = in.Documents(func(d *document.Document) error {
+		for _, obj := range d.Objects() {
+			res, err := cat.Update(ctx, obj)
+			if err != nil {
+				var ie *document.InputError
+				if errors.As(err, &ie) {
+					return inputError(err)
+				}
+				return err
+			}
+			if res.Status == catalog.UpdateSkipped {
+				continue
+			}
+			out.Add(updateItem{Object: res.Object, Source: obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings})
+			refused = refused || len(res.Refused) > 0
+		}
+		return nil
+	})
+	if err != nil {
+		return err // nothing printed: the report of some objects is no verdict
+	}
+	if err := out.Finish(o.Out, o.ErrOut); err != nil {
 		return err
 	}
 	if refused {
@@ -180,52 +185,35 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// print writes the report in the -o format.
-func (o *CheckUpdateOptions) print(report updateReport) error {
-	if o.Output == "json" {
-		if report.Items == nil {
-			report.Items = []updateItem{}
-		}
-		b, err := marshalJSON(report, "  ")
-		if err != nil {
-			return err
-		}
-		_, err = o.Out.Write(b)
-		return err
+// printUpdateItem writes an item of the text report: a line per verdict on
+// out, what the server drops as warnings on errOut.
+func printUpdateItem(out, errOut io.Writer, it updateItem) {
+	if it.Status == string(catalog.UpdateMissingCRD) {
+		fmt.Fprintf(errOut, "Warning: %s: %s: not checked (%s)\n", it.Object, finding.NoCRD(it.Object).Message, it.Source)
+		return
 	}
-	o.printText(report)
-	return nil
-}
-
-func (o *CheckUpdateOptions) printText(report updateReport) {
-	for _, it := range report.Items {
-		if it.Status == string(catalog.UpdateMissingCRD) {
-			fmt.Fprintf(o.ErrOut, "Warning: %s: %s: not checked (%s)\n", it.Object, finding.NoCRD(it.Object).Message, it.Source)
-			continue
+	for _, w := range it.Warnings {
+		fmt.Fprintf(errOut, "Warning: %s: %s (%s)\n", it.Object, finding.FromChange(w, it.Object.Kind, "").Message, document.Source{File: it.Source.File, Line: w.Line})
+	}
+	if it.Status == string(catalog.UpdateCreate) {
+		fmt.Fprintf(out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
+		return
+	}
+	if len(it.Violations) == 0 {
+		fmt.Fprintf(out, "%s: update allowed (%s)\n", it.Object, it.Source)
+		return
+	}
+	for _, v := range it.Violations {
+		f := finding.FromUpdate(v)
+		values := ""
+		if f.Value != nil || f.NewValue != nil {
+			values = fmt.Sprintf(" (%s -> %s)", jsonOrAbsent(f.Value), jsonOrAbsent(f.NewValue))
 		}
-		for _, w := range it.Warnings {
-			fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", it.Object, finding.FromChange(w, it.Object.Kind, "").Message, document.Source{File: it.Source.File, Line: w.Line})
+		line := it.Source
+		if f.Line > 0 {
+			line.Line = f.Line
 		}
-		if it.Status == string(catalog.UpdateCreate) {
-			fmt.Fprintf(o.Out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
-			continue
-		}
-		if len(it.Violations) == 0 {
-			fmt.Fprintf(o.Out, "%s: update allowed (%s)\n", it.Object, it.Source)
-			continue
-		}
-		for _, v := range it.Violations {
-			f := finding.FromUpdate(v)
-			values := ""
-			if f.Value != nil || f.NewValue != nil {
-				values = fmt.Sprintf(" (%s -> %s)", jsonOrAbsent(f.Value), jsonOrAbsent(f.NewValue))
-			}
-			line := it.Source
-			if f.Line > 0 {
-				line.Line = f.Line
-			}
-			fmt.Fprintf(o.Out, "%s: refused: %s: %s%s (%s)\n", it.Object, f.Path, f.Message, values, line)
-		}
+		fmt.Fprintf(out, "%s: refused: %s: %s%s (%s)\n", it.Object, f.Path, f.Message, values, line)
 	}
 }
 

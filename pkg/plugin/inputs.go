@@ -137,15 +137,7 @@ func (f *inputFlags) Read(stdin io.Reader) (*inputDocs, error) {
 				docs.Documents = append(docs.Documents, ds...)
 			}
 			for _, d := range ds {
-				holders := d.Objects() // a List's items hold their own warnings
-				if d.IsList() {
-					holders = append([]*document.Document{d}, holders...)
-				}
-				for _, o := range holders {
-					for _, w := range o.Warnings {
-						docs.Warnings = append(docs.Warnings, inputWarning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
-					}
-				}
+				docs.Warnings = append(docs.Warnings, warningsOf(d)...)
 			}
 		}
 	}
@@ -191,20 +183,6 @@ func readFile(name string) ([]*document.Document, error) {
 	return document.Read(f, name)
 }
 
-// addCRDs adds to cat the CRDs of --crd-file, then those among the objects
-// (about to be applied, they win), in that order (see crdAdder).
-func (in *inputDocs) addCRDs(cat *catalog.Catalog) error {
-	a := crdAdder{cat: cat}
-	for _, d := range append(append([]*document.Document{}, in.CRDs...), in.Objects...) {
-		a.add(d)
-	}
-	if a.err != nil {
-		return a.err
-	}
-	in.Warnings = append(in.Warnings, a.twice...)
-	return nil
-}
-
 // crdAdder adds the CRDs of the inputs to a catalog in the order they are
 // read: a later one replaces an earlier one of the same group and kind. A
 // CRD defined twice, differently, is a warning naming both sources and the
@@ -230,6 +208,22 @@ func (a *crdAdder) add(d *document.Document) {
 			a.twice = append(a.twice, inputWarning{Object: prune.Ref(d.Object), Source: d.Source, Message: f.Message})
 		}
 	}
+}
+
+// warningsOf are the warnings about a document as read: a List's, then
+// its items'.
+func warningsOf(d *document.Document) []inputWarning {
+	holders := d.Objects() // a List's items hold their own warnings
+	if d.IsList() {
+		holders = append([]*document.Document{d}, holders...)
+	}
+	var out []inputWarning
+	for _, o := range holders {
+		for _, w := range o.Warnings {
+			out = append(out, inputWarning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
+		}
+	}
+	return out
 }
 
 // objectsOf are the objects kubectl sends for docs: the items of Lists, one

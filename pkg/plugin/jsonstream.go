@@ -26,11 +26,8 @@ func (a *jsonArray) Add(v interface{}) {
 	if a.err != nil {
 		return
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent(a.prefix+"  ", "  ")
-	if a.err = enc.Encode(v); a.err != nil {
+	var b []byte
+	if b, a.err = indentedJSON(v, a.prefix+"  "); a.err != nil {
 		return
 	}
 	sep := ",\n"
@@ -39,7 +36,7 @@ func (a *jsonArray) Add(v interface{}) {
 	}
 	a.n++
 	a.write(sep + a.prefix + "  ")
-	a.write(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+	a.write(string(b))
 }
 
 // Close ends the array; the error is the first of any write or encoding.
@@ -83,12 +80,9 @@ func (o *jsonObjectWriter) Value(v interface{}) {
 	if o.err != nil {
 		return
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("  ", "  ")
-	if o.err = enc.Encode(v); o.err == nil {
-		o.write(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+	var b []byte
+	if b, o.err = indentedJSON(v, "  "); o.err == nil {
+		o.write(string(b))
 	}
 }
 
@@ -110,4 +104,17 @@ func (o *jsonObjectWriter) write(s string) {
 	if o.err == nil {
 		_, o.err = io.WriteString(o.w, s)
 	}
+}
+
+// indentedJSON is v as marshalJSON writes it with indent "  ", at the
+// depth of prefix, without its final newline.
+func indentedJSON(v interface{}, prefix string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

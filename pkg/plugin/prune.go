@@ -162,23 +162,8 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	defer in.Close()
 	in.warn(o.ErrOut)
 	o.inputs.warnNoObjects(o.ErrOut, in.Objects)
-	if err := cat.Resolve(ctx, kinds); err != nil {
+	if err := in.Resolve(ctx, cat, kinds, o.ErrOut); err != nil {
 		return err
-	}
-	if cat.Refuses() {
-		var errs []error
-		err := in.Documents(func(d *document.Document) error {
-			for _, obj := range d.Objects() {
-				if err := cat.Refusal(obj); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return inputErrors(o.ErrOut, errs)
 	}
 	if nsErr != nil {
 		return nsErr

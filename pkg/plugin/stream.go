@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,7 +9,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // objectStream reads the inputs of a command that streams in two passes, so
@@ -17,6 +17,10 @@ import (
 // before the first object: the CRDs, the warnings, a count, and what its
 // caller's visit keeps of each object (their kinds). Documents, the second,
 // reads the documents of -f again, one at a time, to check and print them.
+//
+// The old objects of --old go to the catalog as Scan reads them: every new
+// object is matched against them, so the catalog holds them all, by
+// necessity (reading them again per object would be quadratic).
 //
 // Small inputs are kept from the first pass, not read again: one parse per
 // document. A large one is read again from its files, and what cannot be
@@ -27,6 +31,9 @@ type objectStream struct {
 	Warnings []inputWarning
 	// Objects counts the objects of -f (the items of Lists one by one).
 	Objects int
+	// OldErrors are those of cat.AddOld, for the old objects the server
+	// cannot have stored, in the order read.
+	OldErrors []error
 
 	inputs   []rereadable
 	kept     []*document.Document // the documents of -f as read, while keeping
@@ -48,20 +55,16 @@ type rereadable struct {
 	spool *safewrite.Spool
 }
 
-// Scan reads every input once (see objectStream) and adds the CRDs of
-// --crd-file, then those among the objects, to cat, as inputDocs.addCRDs
-// does; visit sees each object of -f, the items of Lists one by one, and
-// may stop the scan with an error. The caller closes the stream.
+// Scan reads every input once (see objectStream) and adds to cat the CRDs
+// of --crd-file, then those among the objects (see crdAdder), then the old
+// objects of --old; visit sees each object of -f, the items of Lists one by
+// one, and may stop the scan with an error. The caller closes the stream.
 func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	s := &objectStream{keeping: true, crds: crdAdder{cat: cat}}
 	for _, src := range f.sources(&inputDocs{}) {
-		objects := src.flag == "-f"
-		if src.flag == "--old" {
-			continue // no streaming command has old objects
-		}
 		for _, name := range src.names {
 			files := []string{"-"}
 			if name != "-" {
@@ -72,7 +75,7 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 				}
 			}
 			for _, file := range files {
-				if err := s.scanFile(file, stdin, objects, visit); err != nil {
+				if err := s.scanFile(file, stdin, src.flag, visit); err != nil {
 					s.Close()
 					return nil, err
 				}
@@ -89,7 +92,8 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 }
 
 // scanFile reads one file of an input flag (- for stdin).
-func (s *objectStream) scanFile(name string, stdin io.Reader, objects bool, visit func(*document.Document) error) error {
+func (s *objectStream) scanFile(name string, stdin io.Reader, flag string, visit func(*document.Document) error) error {
+	objects := flag == "-f"
 	in, again, err := s.open(name, stdin, objects)
 	if err != nil {
 		return err
@@ -107,16 +111,14 @@ func (s *objectStream) scanFile(name string, stdin io.Reader, objects bool, visi
 		if err != nil {
 			return inputError(err)
 		}
-		holders := d.Objects() // a List's items hold their own warnings
-		if d.IsList() {
-			holders = append([]*document.Document{d}, holders...)
-		}
-		for _, o := range holders {
-			for _, w := range o.Warnings {
-				s.Warnings = append(s.Warnings, inputWarning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
-			}
-		}
+		s.Warnings = append(s.Warnings, warningsOf(d)...)
 		for _, o := range d.Objects() {
+			if flag == "--old" {
+				if err := s.crds.cat.AddOld(o); err != nil {
+					s.OldErrors = append(s.OldErrors, err)
+				}
+				continue
+			}
 			s.crds.add(o)
 			if !objects {
 				continue
@@ -166,6 +168,32 @@ func (s *objectStream) open(name string, stdin io.Reader, again bool) (io.ReadCl
 		io.Reader
 		io.Closer
 	}{io.TeeReader(in, spool), in}, r, nil
+}
+
+// Resolve readies cat for the objects, of kinds, once Scan added the CRDs
+// (Catalog.Resolve), and refuses the objects kubectl apply would not map,
+// read again to name them: every refusal printed on errOut, the last
+// returned, an input error.
+func (s *objectStream) Resolve(ctx context.Context, cat *catalog.Catalog, kinds catalog.Kinds, errOut io.Writer) error {
+	if err := cat.Resolve(ctx, kinds); err != nil {
+		return err
+	}
+	if !cat.Refuses() {
+		return nil
+	}
+	var errs []error
+	err := s.Documents(func(d *document.Document) error {
+		for _, obj := range d.Objects() {
+			if err := cat.Refusal(obj); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return inputErrors(errOut, errs)
 }
 
 // Documents calls fn with each document of -f as read, in order: the kept

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // streamInput is a stream of many documents of the example's kinds, a List
@@ -276,4 +278,128 @@ func TestEndlessInputIsRefused(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %d bytes, stderr:\n%s", args, r.code, len(r.stdout), r.stderr)
 		}
 	}
+}
+
+// updateInputs are a stream of new objects (streamInput) and old versions
+// of some: updates allowed (with what the server drops), refused (a machine
+// name the schema's pattern refuses, changed), and creates.
+func updateInputs(t *testing.T, n int) (newText, oldText string) {
+	t.Helper()
+	return strings.ReplaceAll(streamInput(t, n), "az1-worker1", "AZ2_worker1"),
+		strings.ReplaceAll(streamInput(t, 10), "az1-worker1", "AZ1_worker1")
+}
+
+// runCombined is run with stdout and stderr on one writer, as on a terminal.
+func runCombined(stdin string, args ...string) string {
+	var both bytes.Buffer
+	Run(genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &both, ErrOut: &both}, args)
+	return both.String()
+}
+
+// check-update prints and exits the same whether the new objects were kept
+// from the first pass or read again (files by name, stdin from its spool),
+// with the old objects from a file or from stdin; its text report's
+// warnings stay next to their objects' lines.
+func TestStreamedCheckUpdateMatchesKept(t *testing.T) {
+	dir := t.TempDir()
+	newText, oldText := updateInputs(t, 40)
+	newFile, oldFile := filepath.Join(dir, "new.yaml"), filepath.Join(dir, "old.yaml")
+	for f, text := range map[string]string{newFile: newText, oldFile: oldText} {
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"-f", newFile, "--old", oldFile}},
+		{newText, []string{"-f", "-", "--old", oldFile}},
+		{"", []string{"-f", newFile, "--old", oldFile, "-o", "json"}},
+		{newText, []string{"-f", "-", "--old", oldFile, "-o", "json"}},
+		{oldText, []string{"-f", newFile, "--old", "-"}},
+		{oldText, []string{"-f", newFile, "-f", exampleJob, "--old", "-", "-o", "json"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var got [2]result
+			var combined [2]string
+			for i, keep := range []int{1 << 30, 0} {
+				a := append([]string{"check-update", "--offline", "--crd-file", exampleCRD}, tc.args...)
+				withKeep(keep, func() {
+					got[i] = run(t, tc.stdin, a...)
+					combined[i] = runCombined(tc.stdin, a...)
+				})
+			}
+			if got[0].code != 1 || !strings.Contains(got[0].stdout, "rotate-3") || !strings.Contains(got[0].stdout, "in-list") {
+				t.Fatalf("want exit 1 and a report of every object: %+v", got[0])
+			}
+			if diff := cmp.Diff(got[0], got[1], cmp.AllowUnexported(result{})); diff != "" {
+				t.Errorf("kept vs read again (-kept +again):\n%s", diff)
+			}
+			if diff := cmp.Diff(combined[0], combined[1]); diff != "" {
+				t.Errorf("stdout and stderr together, kept vs read again (-kept +again):\n%s", diff)
+			}
+			if i := strings.Index(combined[1], "MaintenanceNightlyJob ops/check-3: update allowed"); !slices.Contains(tc.args, "json") &&
+				(i < 0 || !strings.HasPrefix(lastLines(combined[1][:i], 1), "Warning: MaintenanceNightlyJob ops/check-3: ")) {
+				t.Errorf("the warnings of ops/check-3 are not next to its line:\n%s", lastLines(combined[1][:max(i, 0)], 3))
+			}
+		})
+	}
+}
+
+// An object found bad late in a stream, after hundreds of objects were
+// checked and their report written to the spool, leaves stdout empty and
+// prints none of their warnings.
+func TestLateBadUpdatePrintsNothing(t *testing.T) {
+	bad, err := os.ReadFile("testdata/bad/bad-metadata.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := os.ReadFile("testdata/foos/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newText, oldText := updateInputs(t, 200)
+	oldFile := filepath.Join(t.TempDir(), "old.yaml")
+	if err := os.WriteFile(oldFile, []byte(oldText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := string(crd) + "---\n" + newText + "---\n" + string(bad)
+	withKeep(0, func() {
+		for _, args := range [][]string{{}, {"-o", "json"}} {
+			r := run(t, in, append([]string{"check-update", "--offline", "--crd-file", exampleCRD, "--old", oldFile, "-f", "-"}, args...)...)
+			if r.code != 2 || r.stdout != "" || strings.Contains(r.stderr, "Warning: MaintenanceNightlyJob") ||
+				!strings.Contains(r.stderr, "the server would refuse this object: metadata") {
+				t.Errorf("%v: exit %d, stdout %d bytes, stderr:\n%s", args, r.code, len(r.stdout), lastLines(r.stderr, 3))
+			}
+		}
+	})
+}
+
+// check-update's first pass says what is wrong with the inputs in the
+// order it always did: the warnings about the inputs, then the new objects
+// that do not say what they are, then the old objects the server cannot
+// have stored.
+func TestCheckUpdateInputErrorOrder(t *testing.T) {
+	dir := t.TempDir()
+	newFile, oldFile := filepath.Join(dir, "new.yaml"), filepath.Join(dir, "old.yaml")
+	newText := "metadata: {name: no-kind}\n---\n" + strings.Replace(streamInput(t, 1), "namespace: ops", "namespace: ops\n  namespace: ops", 1)
+	if err := os.WriteFile(newFile, []byte(newText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(oldFile, []byte("apiVersion: v1\nmetadata: {name: no-kind}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withKeep(0, func() {
+		r := run(t, "", "check-update", "--offline", "--crd-file", exampleCRD, "--old", oldFile, "-f", newFile)
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		want := []string{"Warning: MaintenanceNightlyJob ", "error: " + newFile + ":1: ", "error: " + oldFile + ":1: "}
+		ok := r.code == 2 && r.stdout == "" && len(lines) == len(want)
+		for i := 0; ok && i < len(want); i++ {
+			ok = strings.HasPrefix(lines[i], want[i])
+		}
+		if !ok || !strings.Contains(lines[0], "duplicate key") {
+			t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant lines starting with:\n%s", r.code, r.stdout, r.stderr, strings.Join(want, "\n"))
+		}
+	})
 }

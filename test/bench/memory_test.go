@@ -184,6 +184,44 @@ func BenchmarkMemoryPrune(b *testing.B) {
 	}
 }
 
+// BenchmarkMemoryCheckUpdate: check-update of a stream of small objects
+// against a few old ones (the first hundred: updates, the rest creates),
+// text from a file and JSON from stdin: peak RSS stays flat, as prune's.
+func BenchmarkMemoryCheckUpdate(b *testing.B) {
+	dir := b.TempDir()
+	old := filepath.Join(dir, "old.yaml")
+	var olds strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&olds, object, i)
+	}
+	if err := os.WriteFile(old, []byte(olds.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, mib := range sizesMiB(b) {
+		size := mib << 20
+		file := filepath.Join(dir, "stream.yaml")
+		f, err := os.Create(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := writeStream(f, size, func(w io.Writer, i int) (int, error) { return fmt.Fprintf(w, object, i) }); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("file/%dMiB", mib), func(b *testing.B) {
+			measure(b, size, func() (io.Reader, error) { return strings.NewReader(""), nil }, "kubectl-crd",
+				"check-update", "--offline", "--crd-file", crd, "--old", old, "-f", file)
+		})
+		b.Run(fmt.Sprintf("stdin-json/%dMiB", mib), func(b *testing.B) {
+			measure(b, size, func() (io.Reader, error) { return os.Open(file) }, "kubectl-crd",
+				"check-update", "--offline", "--crd-file", crd, "--old", old, "-f", "-", "-o", "json")
+		})
+		os.Remove(file)
+	}
+}
+
 // BenchmarkMemoryKRM: the KRM function on a ResourceList of small objects,
 // which its protocol holds whole: the cost per item, beside kyaml's own
 // reading and writing of the list (krmfloor).
