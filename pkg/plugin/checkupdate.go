@@ -129,7 +129,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	// cannot have stored (in.OldErrors), would be skipped or match nothing:
 	// refuse them all before anything is looked up.
 	var errs []error
-	in, err := o.inputs.Scan(o.In, cat, func(d *document.Document) error {
+	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
 		kinds.Add(d.Object)
 		if _, _, err := prune.Identify(d); err != nil {
 			errs = append(errs, err)
@@ -140,8 +140,6 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer in.Close()
-	in.warn(o.ErrOut)
-	o.inputs.warnNoObjects(o.ErrOut, in.Objects)
 	if err := inputErrors(o.ErrOut, append(errs, in.OldErrors...)); err != nil {
 		return err
 	}

@@ -148,7 +148,7 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	cat := o.catalog
 	kinds := catalog.Kinds{}
 	var nsErr error
-	in, err := o.inputs.Scan(o.In, cat, func(d *document.Document) error {
+	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
 		kinds.Add(d.Object)
 		// Objects in another namespace than an explicit -n are refused, as kubectl apply refuses them.
 		if err := cat.Namespaces().Check(d); err != nil && nsErr == nil {
@@ -160,8 +160,6 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer in.Close()
-	in.warn(o.ErrOut)
-	o.inputs.warnNoObjects(o.ErrOut, in.Objects)
 	if err := in.Resolve(ctx, cat, kinds, o.ErrOut); err != nil {
 		return err
 	}

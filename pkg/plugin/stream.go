@@ -55,6 +55,19 @@ type rereadable struct {
 	spool *safewrite.Spool
 }
 
+// scanObjects is the first pass of a streaming command: Scan, then the
+// warnings about the inputs, kubectl-style, and about no objects at all.
+// The caller closes the stream.
+func (f *inputFlags) scanObjects(stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
+	in, err := f.Scan(stdin, cat, visit)
+	if err != nil {
+		return nil, err
+	}
+	in.warn(errOut)
+	f.warnNoObjects(errOut, in.Objects)
+	return in, nil
+}
+
 // Scan reads every input once (see objectStream) and adds to cat the CRDs
 // of --crd-file, then those among the objects (see crdAdder), then the old
 // objects of --old; visit sees each object of -f, the items of Lists one by

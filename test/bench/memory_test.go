@@ -155,6 +155,20 @@ func (l *lastBytes) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// writeObjects writes a stream of small objects of size bytes to file.
+func writeObjects(b *testing.B, file string, size int64) {
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := writeStream(f, size, func(w io.Writer, i int) (int, error) { return fmt.Fprintf(w, object, i) }); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkMemoryPrune: prune of a stream of small objects from a file
 // (and from stdin, spooled), 10 MiB to 1 GiB: peak RSS stays flat, bounded
 // by one document and the first pass's kept text, not by the input.
@@ -162,16 +176,7 @@ func BenchmarkMemoryPrune(b *testing.B) {
 	for _, mib := range sizesMiB(b) {
 		size := mib << 20
 		file := filepath.Join(b.TempDir(), "stream.yaml")
-		f, err := os.Create(file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := writeStream(f, size, func(w io.Writer, i int) (int, error) { return fmt.Fprintf(w, object, i) }); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			b.Fatal(err)
-		}
+		writeObjects(b, file, size)
 		b.Run(fmt.Sprintf("file/%dMiB", mib), func(b *testing.B) {
 			measure(b, size, func() (io.Reader, error) { return strings.NewReader(""), nil }, "kubectl-crd",
 				"prune", "--offline", "--crd-file", crd, "-f", file)
@@ -200,16 +205,7 @@ func BenchmarkMemoryCheckUpdate(b *testing.B) {
 	for _, mib := range sizesMiB(b) {
 		size := mib << 20
 		file := filepath.Join(dir, "stream.yaml")
-		f, err := os.Create(file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := writeStream(f, size, func(w io.Writer, i int) (int, error) { return fmt.Fprintf(w, object, i) }); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			b.Fatal(err)
-		}
+		writeObjects(b, file, size)
 		b.Run(fmt.Sprintf("file/%dMiB", mib), func(b *testing.B) {
 			measure(b, size, func() (io.Reader, error) { return strings.NewReader(""), nil }, "kubectl-crd",
 				"check-update", "--offline", "--crd-file", crd, "--old", old, "-f", file)
