@@ -153,8 +153,10 @@ func TestFIFOWrittenInPlace(t *testing.T) {
 				got <- err.Error()
 				return
 			}
-			defer f.Close()
 			b, _ := io.ReadAll(f)
+			// Closed before the next writer can open the FIFO: a reader still
+			// open would take its write, and the next reader would wait for ever.
+			f.Close()
 			got <- string(b)
 		}()
 		if err := WriteFile(name, []byte("through the pipe\n")); err != nil {
