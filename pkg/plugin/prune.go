@@ -132,13 +132,6 @@ func (o *PruneOptions) Validate() error {
 	return o.validateWrites()
 }
 
-// pruneReport is the --report contract: fields are added, never renamed.
-type pruneReport struct {
-	Items []*prune.Result `json:"items"`
-	// Warnings are about the inputs themselves (duplicate keys, ...).
-	Warnings []inputWarning `json:"warnings"`
-}
-
 // Run reads schemas and objects, prunes, prints. It streams: a first pass
 // over the inputs adds the CRDs to the catalog and collects the kinds of
 // the objects, a second checks and prints one document at a time

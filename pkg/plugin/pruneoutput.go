@@ -109,7 +109,10 @@ func (p *pruneOutput) Finish(warnings []inputWarning) (rewrote bool, err error) 
 	return false, err
 }
 
-// writeReport ends the report and writes it where --report says.
+// writeReport ends the report and writes it where --report says. The
+// report is the --report contract of docs/json.md, {"items": the
+// prune.Results, "warnings": the inputWarnings about the inputs
+// themselves}: fields are added, never renamed.
 func (p *pruneOutput) writeReport(warnings []inputWarning) error {
 	if err := p.reportItems.Close(); err != nil {
 		return spoolError(err)
