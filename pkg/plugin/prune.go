@@ -1,9 +1,7 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -248,17 +246,3 @@ func (o *PruneOptions) warn(res *prune.Result, findings []finding.Finding) {
 
 // jsonString is v as compact JSON, for messages.
 func jsonString(v interface{}) string { return finding.JSON(v) }
-
-// marshalJSON encodes v, indented by indent ("" for compact), with a final
-// newline; <, > and & are written as they are, as kubectl writes them, not
-// escaped for HTML.
-func marshalJSON(v interface{}, indent string) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", indent)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}

@@ -403,3 +403,17 @@ func TestCheckUpdateInputErrorOrder(t *testing.T) {
 		}
 	})
 }
+
+// marshalJSON encodes v whole, as the streamed JSON must read:, indented by indent ("" for compact), with a final
+// newline; <, > and & are written as they are, as kubectl writes them, not
+// escaped for HTML.
+func marshalJSON(v interface{}, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
