@@ -50,6 +50,12 @@ func join(parts []string, op, empty string) string {
 
 // topLevel reports whether op occurs in x outside parentheses and quotes.
 func topLevel(x, op string) bool {
+	return outside(x, func(i int) bool { return strings.HasPrefix(x[i:], op) })
+}
+
+// outside reports whether found holds at a position of x outside quotes,
+// parentheses, brackets and braces.
+func outside(x string, found func(i int) bool) bool {
 	depth := 0
 	quote := byte(0)
 	for i := 0; i < len(x); i++ {
@@ -67,7 +73,7 @@ func topLevel(x, op string) bool {
 			depth++
 		case c == ')' || c == ']' || c == '}':
 			depth--
-		case depth == 0 && strings.HasPrefix(x[i:], op):
+		case depth == 0 && found(i):
 			return true
 		}
 	}
@@ -115,28 +121,7 @@ func paren(x string) string {
 // atomic reports whether x needs no parentheses as an operand: no operator
 // outside parentheses, brackets or quotes.
 func atomic(x string) bool {
-	depth := 0
-	quote := byte(0)
-	for i := 0; i < len(x); i++ {
-		c := x[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case depth == 0 && (c == ' ' || c == '?' || c == '!' && i > 0):
-			return false
-		}
-	}
-	return true
+	return !outside(x, func(i int) bool { c := x[i]; return c == ' ' || c == '?' || c == '!' && i > 0 })
 }
 
 // property is the CEL selector of an object field: the API server's
