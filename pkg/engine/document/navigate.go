@@ -51,6 +51,10 @@ func (d *Document) locate(p fieldpath.Path) (value, key, parent *kyaml.Node, via
 		}
 		parent, key, n = n, n.Content[j], n.Content[j+1]
 	}
+	if n == nil {
+		// No node tree for the document, or an empty one.
+		return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p)
+	}
 	return n, key, parent, viaAlias, nil
 }
 

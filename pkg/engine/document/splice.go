@@ -23,6 +23,11 @@ func (d *Document) splice(edits []Edit) ([]byte, error) {
 	if d.node == nil || d.isJSON {
 		return nil, fmt.Errorf("not block YAML")
 	}
+	// YAML ends a line at a carriage return alone too, so the node tree's
+	// lines are not the text's "\n" lines: the tree edit below does it.
+	if bytes.Contains(bytes.ReplaceAll(d.raw, []byte("\r\n"), nil), []byte("\r")) {
+		return nil, fmt.Errorf("a carriage return without a line feed")
+	}
 	lines := strings.SplitAfter(string(d.raw), "\n")
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
