@@ -389,20 +389,7 @@ func TestCheckUpdateKEPExamples(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for i, tc := range cases {
-		crd := `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: things.example.com}
-spec:
-  group: example.com
-  names: {kind: Thing, plural: things}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-` + indent(tc.Schema, "        ")
+		crd := thingCRD(tc.Schema)
 		crdFile := filepath.Join(dir, fmt.Sprintf("crd-%d.yaml", i))
 		oldFile := filepath.Join(dir, fmt.Sprintf("old-%d.json", i))
 		newFile := filepath.Join(dir, fmt.Sprintf("new-%d.json", i))

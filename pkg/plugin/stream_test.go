@@ -160,15 +160,7 @@ func TestStreamedFIFO(t *testing.T) {
 // were checked and written to the spool, still leaves stdout empty: a
 // pipeline must not apply a half-checked stream.
 func TestLateBadObjectPrintsNothing(t *testing.T) {
-	bad, err := os.ReadFile("testdata/bad/bad-metadata.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd, err := os.ReadFile("testdata/foos/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := string(crd) + "---\n" + streamInput(t, 200) + "---\n" + string(bad)
+	in := lateBad(t, streamInput(t, 200))
 	withKeep(0, func() {
 		for _, args := range [][]string{{}, {"-o", "json"}, {"--report", "-"}} {
 			r := run(t, in, append([]string{"prune", "--offline", "--crd-file", exampleCRD, "-f", "-"}, args...)...)
@@ -177,6 +169,21 @@ func TestLateBadObjectPrintsNothing(t *testing.T) {
 			}
 		}
 	})
+}
+
+// lateBad is a stream of objects with a CRD first and, last, an object
+// whose metadata the server refuses.
+func lateBad(t *testing.T, objects string) string {
+	t.Helper()
+	bad, err := os.ReadFile("testdata/bad/bad-metadata.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := os.ReadFile("testdata/foos/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(crd) + "---\n" + objects + "---\n" + string(bad)
 }
 
 func lastLines(s string, n int) string {
@@ -351,20 +358,12 @@ func TestStreamedCheckUpdateMatchesKept(t *testing.T) {
 // checked and their report written to the spool, leaves stdout empty and
 // prints none of their warnings.
 func TestLateBadUpdatePrintsNothing(t *testing.T) {
-	bad, err := os.ReadFile("testdata/bad/bad-metadata.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd, err := os.ReadFile("testdata/foos/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	newText, oldText := updateInputs(t, 200)
 	oldFile := filepath.Join(t.TempDir(), "old.yaml")
 	if err := os.WriteFile(oldFile, []byte(oldText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := string(crd) + "---\n" + newText + "---\n" + string(bad)
+	in := lateBad(t, newText)
 	withKeep(0, func() {
 		for _, args := range [][]string{{}, {"-o", "json"}} {
 			r := run(t, in, append([]string{"check-update", "--offline", "--crd-file", exampleCRD, "--old", oldFile, "-f", "-"}, args...)...)
