@@ -38,6 +38,8 @@ type Severity string
 const (
 	Warning Severity = "warning"
 	Error   Severity = "error"
+	// Info is a change listed for the record (a compatible CRD change).
+	Info Severity = "info"
 )
 
 // Finding is one thing a check found in one object or CRD.
@@ -47,7 +49,10 @@ type Finding struct {
 	// rule ("x-kubernetes-mutability: Immutable"), a server error type.
 	Reason string
 	// Path in the server's format ("" when the finding is about the whole object).
-	Path     string
+	Path string
+	// Version is the CRD version a finding about a CRD is in ("" for one
+	// about objects, or about the whole CRD).
+	Version  string
 	Severity Severity
 	// Message is the finding in words, without where it is (object, file).
 	Message string

@@ -108,3 +108,53 @@ func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinitio
 	crdStrategy.PrepareForUpdate(ctx, obj, stored)
 	return rest.ValidateUpdate(ctx, obj, stored, crdStrategy)
 }
+
+// ValidateCRDUpdate returns the errors with which the API server refuses to
+// replace old, a CRD as the cluster stores it, with new (both v1, decoded
+// and defaulted): the CRD strategy's PrepareForUpdate (the status is kept
+// from old, the new storage version joins status.storedVersions) and its
+// update validation, which ratchets the rules old already breaks and holds
+// the group, plural, and (once established) scope and kind immutable.
+//
+// An old CRD without status.storedVersions comes from a file, not from a
+// cluster: it is taken as the server holds a CRD it has served, stored by
+// a create (PrepareForCreate: storedVersions is its storage version) and
+// established under its own names. That is the least a cluster with
+// objects of it holds; a cluster's CRD says more (older stored versions).
+func (Validators) ValidateCRDUpdate(old, new *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+	stored, err := toInternal(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	obj, err := toInternal(new)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	ctx := requestContext("update", stored.Name)
+	if len(stored.Status.StoredVersions) == 0 {
+		rest.FillObjectMetaSystemFields(&stored.ObjectMeta)
+		crdStrategy.PrepareForCreate(ctx, stored)
+		stored.Status.AcceptedNames = stored.Spec.Names
+		stored.Status.Conditions = []apiextensionsinternal.CustomResourceDefinitionCondition{
+			{Type: apiextensionsinternal.NamesAccepted, Status: apiextensionsinternal.ConditionTrue},
+			{Type: apiextensionsinternal.Established, Status: apiextensionsinternal.ConditionTrue},
+		}
+	}
+	stored.Namespace = ""
+	if stored.ResourceVersion == "" {
+		stored.ResourceVersion = "1"
+	}
+	// What rest.BeforeUpdate takes from the stored object: a file does not
+	// carry the identity the server keeps.
+	obj.Namespace = ""
+	if obj.ResourceVersion == "" {
+		obj.ResourceVersion = stored.ResourceVersion
+	}
+	if obj.UID == "" {
+		obj.UID = stored.UID
+	}
+	obj.CreationTimestamp = stored.CreationTimestamp
+	obj.Generation = stored.Generation
+	crdStrategy.PrepareForUpdate(ctx, obj, stored)
+	return rest.ValidateUpdate(ctx, obj, stored, crdStrategy)
+}

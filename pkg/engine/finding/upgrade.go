@@ -1,0 +1,138 @@
+package finding
+
+import (
+	"fmt"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+)
+
+// The checks of a CRD upgrade (crdupgrade.Compare): one per severity that
+// fails a run, so that failOn: [DataLoss, Breaking, Invalid] reads as the
+// severities; Invalid is the create check's own (the same meaning: objects
+// the server's validation refuses). The compatible changes are CRDChange.
+//
+// They join Checks when a front end reports them (failOn must not accept a
+// check that nothing reports).
+const (
+	Breaking  Check = "Breaking"  // the server refuses the CRD update, or clients break
+	DataLoss  Check = "DataLoss"  // the server drops data of existing objects
+	CRDChange Check = "CRDChange" // a CRD change that loses nothing: a warning or a note
+)
+
+// UpgradeChecks are the checks of a CRD upgrade, the worst first.
+var UpgradeChecks = []Check{Breaking, DataLoss, Invalid, CRDChange}
+
+// FromCRDChange is a change of a CRD upgrade. Its Reason is the change's
+// kind, its Path a field of the objects (or of the CRD, for a change of the
+// CRD itself), Value and NewValue what the schema said before and after.
+func FromCRDChange(ch crdupgrade.Change) Finding {
+	f := Finding{
+		Reason: string(ch.Kind), Path: ch.Path, Version: ch.Version,
+		Message: describeCRDChange(ch), Value: ch.Old, NewValue: ch.New,
+	}
+	switch ch.Severity {
+	case crdupgrade.Breaking:
+		f.Check, f.Severity = Breaking, Error
+	case crdupgrade.DataLoss:
+		f.Check, f.Severity = DataLoss, Error
+	case crdupgrade.Invalid:
+		f.Check, f.Severity = Invalid, Error
+	case crdupgrade.Warning:
+		f.Check, f.Severity = CRDChange, Warning
+	default:
+		f.Check, f.Severity = CRDChange, Info
+	}
+	return f
+}
+
+func describeCRDChange(ch crdupgrade.Change) string {
+	in := ""
+	if ch.Version != "" {
+		in = ch.Version + ": "
+	}
+	field := fmt.Sprintf("%s%q", in, ch.Path)
+	switch ch.Kind {
+	case crdupgrade.Refused:
+		return fmt.Sprintf("the server would refuse the CRD update: %s: %s", ch.Path, ch.Detail)
+	case crdupgrade.ScopeChanged:
+		return fmt.Sprintf("scope changed from %v to %v: every client's URLs change", ch.Old, ch.New)
+	case crdupgrade.GroupChanged:
+		return fmt.Sprintf("group changed from %v to %v: a new API, the objects of the old one are not in it", ch.Old, ch.New)
+	case crdupgrade.NameChanged:
+		return fmt.Sprintf("names.%s changed from %v to %v: clients naming it break", ch.Keyword, ch.Old, ch.New)
+	case crdupgrade.NameRemoved:
+		return fmt.Sprintf("names.%s: %v removed: kubectl no longer knows it", ch.Keyword, ch.Old)
+	case crdupgrade.ConversionChanged:
+		return fmt.Sprintf("conversion strategy changed from %v to %v", ch.Old, ch.New)
+	case crdupgrade.VersionAdded:
+		return fmt.Sprintf("version %s added", ch.Version)
+	case crdupgrade.VersionRemoved:
+		return fmt.Sprintf("version %s removed: its clients break", ch.Version)
+	case crdupgrade.StoredVersionRemoved:
+		return fmt.Sprintf("version %s removed while in status.storedVersions: objects may still be stored in it (migrate them, then drop it from storedVersions)", ch.Version)
+	case crdupgrade.VersionUnserved:
+		return fmt.Sprintf("version %s no longer served: its clients break", ch.Version)
+	case crdupgrade.VersionServed:
+		return fmt.Sprintf("version %s served again", ch.Version)
+	case crdupgrade.VersionDeprecated:
+		return fmt.Sprintf("version %s deprecated", ch.Version)
+	case crdupgrade.StorageMoved:
+		return fmt.Sprintf("storage version moved from %v to %v: existing objects stay stored in %v until rewritten", ch.Old, ch.New, ch.Old)
+	case crdupgrade.SubresourceRemoved:
+		return fmt.Sprintf("%ssubresource %s removed: its clients break", in, ch.Keyword)
+	case crdupgrade.SubresourceAdded:
+		if ch.Keyword == "status" {
+			return fmt.Sprintf("%ssubresource status added: writes of the object no longer set its status", in)
+		}
+		return fmt.Sprintf("%ssubresource %s added", in, ch.Keyword)
+	case crdupgrade.FieldRemoved:
+		switch ch.Severity {
+		case crdupgrade.DataLoss:
+			return fmt.Sprintf("%s removed from the schema: pruned from every stored object", field)
+		case crdupgrade.Breaking:
+			return fmt.Sprintf("%s removed from the schema: clients of %s no longer see it", field, ch.Version)
+		}
+		if ch.Keyword != "" {
+			return fmt.Sprintf("%s removed from the schema: kept by %s", field, ch.Keyword)
+		}
+		return fmt.Sprintf("%s removed from the schema", field)
+	case crdupgrade.PreserveUnknownRemoved:
+		if ch.Version == "" {
+			return "spec.preserveUnknownFields turned off: every field no schema names is pruned"
+		}
+		return fmt.Sprintf("%s no longer x-kubernetes-preserve-unknown-fields: the fields its schema does not name are pruned", field)
+	case crdupgrade.TypeChanged:
+		return fmt.Sprintf("%s %s changed from %s to %s", field, ch.Keyword, JSON(ch.Old), JSON(ch.New))
+	case crdupgrade.RequiredAdded:
+		if ch.Severity == crdupgrade.Warning {
+			return fmt.Sprintf("%s now required (with a default: filled where missing)", field)
+		}
+		return fmt.Sprintf("%s now required", field)
+	case crdupgrade.EnumTightened:
+		if ch.Old == nil {
+			return fmt.Sprintf("%s now limited to %s", field, JSON(ch.New))
+		}
+		return fmt.Sprintf("%s no longer allows %s", field, JSON(ch.Old))
+	case crdupgrade.EnumLoosened:
+		if ch.New == nil {
+			return fmt.Sprintf("%s no longer limited to %s", field, JSON(ch.Old))
+		}
+		return fmt.Sprintf("%s now also allows %s", field, JSON(ch.New))
+	case crdupgrade.NonStructural:
+		return fmt.Sprintf("%s: the schema is no longer structural: %s", ch.Version, ch.Detail)
+	case crdupgrade.RuleAdded:
+		return fmt.Sprintf("%s new rule %s", field, JSON(ch.New))
+	case crdupgrade.RuleRemoved:
+		return fmt.Sprintf("%s rule %s removed", field, JSON(ch.Old))
+	case crdupgrade.ImmutableAdded:
+		return fmt.Sprintf("%s new %s %s: restricts updates", field, ch.Keyword, JSON(ch.New))
+	case crdupgrade.DefaultAdded:
+		return fmt.Sprintf("%s new default %s: objects without it read as having it", field, JSON(ch.New))
+	case crdupgrade.DefaultChanged:
+		return fmt.Sprintf("%s default changed from %s to %s: objects without it read as the new one", field, JSON(ch.Old), JSON(ch.New))
+	case crdupgrade.DefaultRemoved:
+		return fmt.Sprintf("%s default %s removed", field, JSON(ch.Old))
+	}
+	// The keyword changes: pattern, format, bounds, nullable, list and map types.
+	return fmt.Sprintf("%s %s changed from %s to %s", field, ch.Keyword, JSON(ch.Old), JSON(ch.New))
+}
