@@ -116,10 +116,10 @@ func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinitio
 // update validation, which ratchets the rules old already breaks and holds
 // the group, plural, and (once established) scope and kind immutable.
 //
-// An old CRD without status.storedVersions comes from a file, not from a
-// cluster: it is taken as the server holds a CRD it has served, stored by
-// a create (PrepareForCreate: storedVersions is its storage version) and
-// established under its own names. That is the least a cluster with
+// An old CRD without conditions comes from a file, not from a cluster: it
+// is taken as the server holds a CRD it has served, created (its
+// status.storedVersions, which decoding defaults to its storage version)
+// and established under its own names. That is the least a cluster with
 // objects of it holds; a cluster's CRD says more (older stored versions).
 func (Validators) ValidateCRDUpdate(old, new *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
 	stored, err := toInternal(old)
@@ -131,9 +131,13 @@ func (Validators) ValidateCRDUpdate(old, new *apiextensionsv1.CustomResourceDefi
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	ctx := requestContext("update", stored.Name)
-	if len(stored.Status.StoredVersions) == 0 {
+	if len(stored.Status.Conditions) == 0 {
+		storedVersions := stored.Status.StoredVersions
 		rest.FillObjectMetaSystemFields(&stored.ObjectMeta)
 		crdStrategy.PrepareForCreate(ctx, stored)
+		if len(storedVersions) > 0 {
+			stored.Status.StoredVersions = storedVersions
+		}
 		stored.Status.AcceptedNames = stored.Spec.Names
 		stored.Status.Conditions = []apiextensionsinternal.CustomResourceDefinitionCondition{
 			{Type: apiextensionsinternal.NamesAccepted, Status: apiextensionsinternal.ConditionTrue},
