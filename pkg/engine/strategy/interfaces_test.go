@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -8,7 +9,8 @@ import (
 
 // The interfaces through which the rest of the engine knows this package.
 var (
-	_ schema.CRDValidator    = Validators{}
-	_ prune.CreateValidator  = Validators{}
-	_ update.UpdateValidator = (*Validator)(nil)
+	_ schema.CRDValidator           = Validators{}
+	_ crdupgrade.CRDUpdateValidator = Validators{}
+	_ prune.CreateValidator         = Validators{}
+	_ update.UpdateValidator        = (*Validator)(nil)
 )
