@@ -1,0 +1,106 @@
+package crdupgrade_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of the corpus upgrades")
+
+// corpusCRDs reads the CRDs of one release of a corpus project, by name.
+func corpusCRDs(t *testing.T, dir, project, set string) map[string]crdupgrade.CRD {
+	t.Helper()
+	out := map[string]crdupgrade.CRD{}
+	for _, f := range testcorpus.CRDFiles(t, dir) {
+		if f.Project != project || f.Set() != set {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, f.LocalPath))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := document.Read(bytes.NewReader(data), f.LocalPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			// As stored in a cluster: a v1beta1 CRD is validated as the
+			// server validates a rewrite of it.
+			c, ok, err := schema.FromObject(d.Object, strategy.Validators{})
+			if err != nil {
+				t.Fatalf("%s: %v", d.Source, err)
+			}
+			if ok {
+				out[c.Name()] = crdupgrade.CRD{CRD: c, Raw: d.Object}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no CRDs of %s %s in the corpus", project, set)
+	}
+	return out
+}
+
+// The corpus's real upgrades: every change of every CRD both releases
+// define, worded, against testdata/<project>.golden. The goldens were
+// reviewed change by change when written (see testdata/README.md); -update
+// rewrites them, for another review.
+func TestCorpusUpgrades(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	for _, tc := range []struct{ project, old, new string }{
+		{"prometheus-operator", "old-prometheus-operator@v0.38.0", "prometheus-operator@v0.85.0"},
+		{"argo-cd", "old-argo-cd@v1.8.7", "argo-cd@v3.6.1"},
+	} {
+		t.Run(tc.project, func(t *testing.T) {
+			old, new := corpusCRDs(t, dir, tc.project, tc.old), corpusCRDs(t, dir, tc.project, tc.new)
+			var names []string
+			for n := range old {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			var b strings.Builder
+			for _, name := range names {
+				n, ok := new[name]
+				if !ok {
+					fmt.Fprintf(&b, "%s: not in %s\n", name, tc.new)
+					continue
+				}
+				changes := crdupgrade.Compare(old[name], n, strategy.Validators{})
+				fmt.Fprintf(&b, "%s: %d changes\n", name, len(changes))
+				for _, ch := range changes {
+					f := finding.FromCRDChange(ch)
+					fmt.Fprintf(&b, "  %s %s: %s\n", ch.Severity, ch.Kind, f.Message)
+				}
+			}
+			golden := filepath.Join("testdata", tc.project+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test -update writes it)", err)
+			}
+			if diff := cmp.Diff(string(want), b.String()); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
