@@ -65,6 +65,13 @@ func validateCreate(doc *document.Document, crd *schema.CRD, version string, c *
 	if err != nil {
 		return nil, err
 	}
+	return FieldErrors(doc, errs), nil
+}
+
+// FieldErrors are errs of the server's validation of the object of doc,
+// with their source lines, sorted (some of the server's validators walk
+// maps: its order is not stable).
+func FieldErrors(doc *document.Document, errs field.ErrorList) []FieldError {
 	out := make([]FieldError, 0, len(errs))
 	for _, e := range errs {
 		out = append(out, FieldError{
@@ -76,14 +83,13 @@ func validateCreate(doc *document.Document, crd *schema.CRD, version string, c *
 			Line:    lineOrStart(doc, e.Field),
 		})
 	}
-	// Some of the server's validators walk maps: its order is not stable.
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Field != out[j].Field {
 			return out[i].Field < out[j].Field
 		}
 		return out[i].Message < out[j].Message
 	})
-	return out, nil
+	return out
 }
 
 // shownValue is the error's value when the server's message shows it
