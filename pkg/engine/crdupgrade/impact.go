@@ -1,0 +1,235 @@
+package crdupgrade
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+)
+
+// ObjectValidator is the server's validation of custom resources that the
+// impact runs: a create, and an update with ratcheting. strategy.Validators
+// is the one to use.
+type ObjectValidator interface {
+	prune.CreateValidator
+	UpdateValidator(crd *schema.CRD, version string) (update.UpdateValidator, error)
+}
+
+// ObjectImpact is what an upgrade does to one existing object. It is a
+// prune.Result (object, source, changes with reason, path, value and line;
+// errors), so that one reader reads both reports:
+//
+//   - Changes: what the object, as stored under the old CRD, reads as under
+//     the new one: the fields pruned (UnknownField, lost for good on its
+//     next write), the defaults filled (Defaulted).
+//   - Errors: why the server refuses to create it again under the new CRD
+//     (from its manifest: another cluster, a restore); Status is then
+//     prune.Invalid.
+//   - UpdateErrors: why the server refuses even an unchanged write of it
+//     (a no-op update): what ratcheting does not let through.
+type ObjectImpact struct {
+	prune.Result
+	UpdateErrors []prune.FieldError `json:"updateErrors,omitempty"`
+	// ReadAs is the version the object is read in under the new CRD, when
+	// the new CRD no longer serves its own (conversion None: the storage
+	// version).
+	ReadAs string `json:"readAs,omitempty"`
+}
+
+// Impact runs the new CRD's storage and request path on doc, an object of
+// old: stored as old stores it (a no-op for an object read from a cluster),
+// read back under new, created again and written back unchanged. An error
+// is an *document.InputError: the object is not one old can store.
+func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*ObjectImpact, error) {
+	ref, gv, err := prune.Identify(doc)
+	if err != nil {
+		return nil, err
+	}
+	inputErr := func(err error) error {
+		return &document.InputError{Source: doc.Source, Msg: err.Error(), Err: err}
+	}
+	imp := &ObjectImpact{Result: prune.Result{Object: ref, Source: doc.Source, Status: prune.Checked, CRD: new.Name(), Changes: []prune.Change{}}}
+	stored, err := prune.Store(doc.Object, old, gv.Version, true)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	version, manifest := gv.Version, doc.Object
+	if nv, ok := new.Version(version); !ok || !nv.Served {
+		// The server keeps the data in the storage version; with conversion
+		// None it reads as that version (only apiVersion changes).
+		if !new.ConversionNone() || new.StorageVersion() == "" {
+			return nil, inputErr(fmt.Errorf("version %q is not served by the new CustomResourceDefinition %s and a conversion webhook converts: its objects are not checked", version, new.Name()))
+		}
+		version = new.StorageVersion()
+		imp.ReadAs = version
+		apiVersion := runtimeschema.GroupVersion{Group: gv.Group, Version: version}.String()
+		stored.Object["apiVersion"] = apiVersion
+		manifest = copyWith(manifest, "apiVersion", apiVersion)
+	}
+	s, err := new.ServedSchema(version)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	read, err := prune.Coerce(stored.Object, s, new.GroupKind(), new.PreserveUnknownFields(), true)
+	if err != nil {
+		return nil, inputErr(fmt.Errorf("the server would fail to read this object under the new CustomResourceDefinition: %v", err))
+	}
+	if ch := prune.Changes(stored.Object, read, s); len(ch) > 0 {
+		imp.Changes = ch
+	}
+	for i := range imp.Changes {
+		imp.Changes[i].Line = prune.LineOf(doc, imp.Changes[i])
+	}
+
+	created, err := prune.Store(manifest, new, version, true)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	decoded := created.Object
+	if created.Request != nil {
+		decoded = created.Request
+	}
+	namespace := ref.Namespace
+	if namespace == "" {
+		namespace = "default"
+	}
+	errs, err := v.ValidateCreate(new, version, decoded, namespace)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if len(errs) > 0 {
+		imp.Status, imp.Errors = prune.Invalid, prune.FieldErrors(doc, errs)
+	}
+	uv, err := v.UpdateValidator(new, version)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if errs := uv.ValidateUpdate(read.Object, read.Object); len(errs) > 0 {
+		imp.UpdateErrors = prune.FieldErrors(doc, errs)
+	}
+	return imp, nil
+}
+
+func copyWith(obj map[string]interface{}, key string, value interface{}) map[string]interface{} {
+	out := make(map[string]interface{}, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	out[key] = value
+	return out
+}
+
+// Affected is a change with the objects it hurts.
+type Affected struct {
+	Change Change
+	// Objects are the indexes of the impacts it explains, in their order.
+	Objects []int
+	// Counted is false for a change of no single object's content (a
+	// version, a name, the CRD update refused): then it concerns them all.
+	Counted bool
+}
+
+// Unexplained is an object's loss or refusal that no change accounts for.
+type Unexplained struct {
+	Object int
+	Path   string
+	What   string // the change's reason, or the error's type
+}
+
+// Tally attributes what the impacts show to the changes: a pruned field to
+// the removal of its field (or of preserve-unknown-fields above it), a
+// default to the default added or changed, a refusal to the validation
+// change at its path or above it. What no change explains is returned too:
+// what the comparison missed.
+func Tally(changes []Change, impacts []*ObjectImpact) ([]Affected, []Unexplained) {
+	out := make([]Affected, len(changes))
+	for i, ch := range changes {
+		out[i] = Affected{Change: ch, Counted: counted(ch.Kind)}
+	}
+	var unexplained []Unexplained
+	for oi, imp := range impacts {
+		version := imp.ReadAs
+		if version == "" {
+			if gv, err := runtimeschema.ParseGroupVersion(imp.Object.APIVersion); err == nil {
+				version = gv.Version
+			}
+		}
+		mark := func(path, what string, match func(Change) bool) {
+			found := false
+			for i, ch := range changes {
+				if ch.Version != "" && ch.Version != version || !match(ch) {
+					continue
+				}
+				found = true
+				if n := len(out[i].Objects); n == 0 || out[i].Objects[n-1] != oi {
+					out[i].Objects = append(out[i].Objects, oi)
+				}
+			}
+			if !found {
+				unexplained = append(unexplained, Unexplained{Object: oi, Path: path, What: what})
+			}
+		}
+		for _, c := range imp.Changes {
+			p := Pattern(c.Path)
+			switch c.Reason {
+			case prune.UnknownField, prune.UnknownMetadataField, prune.NullNonNullable:
+				mark(c.Path, string(c.Reason), func(ch Change) bool {
+					switch ch.Kind {
+					case FieldRemoved:
+						return within(p, ch.Path)
+					case PreserveUnknownRemoved:
+						return ch.Version == "" || within(p, ch.Path)
+					case NullableRemoved:
+						return p == ch.Path
+					}
+					return false
+				})
+			case prune.Defaulted:
+				mark(c.Path, string(c.Reason), func(ch Change) bool {
+					return (ch.Kind == DefaultAdded || ch.Kind == DefaultChanged) && within(p, ch.Path) ||
+						ch.Kind == FieldRemoved && within(p, ch.Path) // a default of a field that was not pruned before
+				})
+			default:
+				mark(c.Path, string(c.Reason), func(Change) bool { return false })
+			}
+		}
+		for _, errs := range [][]prune.FieldError{imp.Errors, imp.UpdateErrors} {
+			for _, e := range errs {
+				p := Pattern(e.Field)
+				mark(e.Field, e.Type, func(ch Change) bool {
+					return ch.Severity == Invalid && (within(p, ch.Path) || within(ch.Path, p))
+				})
+			}
+		}
+	}
+	return out, unexplained
+}
+
+// counted says whether a kind is about the content of objects.
+func counted(k Kind) bool {
+	switch k {
+	case FieldRemoved, PreserveUnknownRemoved, NullableRemoved, DefaultAdded, DefaultChanged,
+		TypeChanged, RequiredAdded, EnumTightened, PatternChanged, FormatChanged, BoundTightened,
+		ListTypeChanged, MapKeysChanged, RuleAdded:
+		return true
+	}
+	return false
+}
+
+// index matches a list index or a map key in brackets.
+var index = regexp.MustCompile(`\[[^\]]*\]`)
+
+// Pattern is a path of an object's field (spec.ports[0].name, a map key in
+// brackets) as the changes name it: every index and key is [*].
+func Pattern(path string) string { return index.ReplaceAllString(path, "[*]") }
+
+// within reports whether the pattern p is at or below the pattern base.
+func within(p, base string) bool {
+	return p == base || base == "" || strings.HasPrefix(p, base+".") || strings.HasPrefix(p, base+"[")
+}

@@ -1,0 +1,121 @@
+package crdupgrade_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+)
+
+// object is a Foo in v1 with the spec given (a YAML flow mapping).
+func object(name, spec string) string {
+	return "apiVersion: example.com/v1\nkind: Foo\nmetadata: {name: " + name + ", namespace: default}\nspec: " + spec + "\n"
+}
+
+// The impact of each kind of change on objects: which objects each change
+// hurts, by hand; what they lose and why they are refused comes from the
+// server's code (prune, the custom resource strategy), and nothing the
+// objects show may be left unexplained by the changes.
+func TestImpact(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old, new string
+		objects  []string
+		// want: "Kind path: objects" for each change that hurts any.
+		want []string
+		// lost and refused are per object: "path reason" and "field type".
+		lost, refused, updateRefused []string
+	}{
+		{"field removed", one(base, ""), one("size: {type: integer}\n", ""),
+			[]string{object("a", "{size: 1, name: x}"), object("b", "{size: 2}")},
+			[]string{"FieldRemoved spec.name: a"}, []string{"a spec.name UnknownField"}, nil, nil},
+		{"preserve-unknown-fields removed", one(base, "x-kubernetes-preserve-unknown-fields: true\n"), one(base, ""),
+			[]string{object("a", "{size: 1, extra: {x: 1}}"), object("b", "{size: 2}")},
+			[]string{"PreserveUnknownRemoved spec: a"}, []string{"a spec.extra UnknownField"}, nil, nil},
+		{"default added", one(base, ""), one("size: {type: integer, default: 3}\nname: {type: string}\n", ""),
+			[]string{object("a", "{size: 1}"), object("b", "{name: x}")},
+			[]string{"DefaultAdded spec.size: b"}, []string{"b spec.size Defaulted"}, nil, nil},
+		// Ratcheting lets an unchanged object without the new required field through.
+		{"required added", one(base, ""), one(base, "required: [name]\n"),
+			[]string{object("a", "{size: 1, name: x}"), object("b", "{size: 2}")},
+			[]string{"RequiredAdded spec.name: b"}, nil, []string{"b spec.name Required value"}, nil},
+		{"type changed", one(base, ""), one("size: {type: string}\nname: {type: string}\n", ""),
+			[]string{object("a", "{size: 1}"), object("b", "{name: x}")},
+			[]string{"TypeChanged spec.size: a"}, nil, []string{"a spec.size Invalid value"}, nil},
+		// v1 is no longer served: the objects read as the storage version v2,
+		// whose schema lacks name.
+		{"version no longer served", one(base, "") + version("v2", true, false, base, ""),
+			names + "versions:\n" + version("v1", false, false, base, "") + version("v2", true, true, "size: {type: integer}\n", ""),
+			[]string{object("a", "{size: 1, name: x}"), object("b", "{size: 2}")},
+			[]string{"FieldRemoved spec.name: a"}, []string{"a spec.name UnknownField"}, nil, nil},
+		{"maximum lowered (ratcheted)", one(base, ""), one("size: {type: integer, maximum: 5}\nname: {type: string}\n", ""),
+			[]string{object("a", "{size: 1}"), object("b", "{size: 9}")},
+			[]string{"BoundTightened spec.size: b"}, nil, []string{"b spec.size Invalid value"}, nil},
+		{"enum tightened (ratcheted)", one("mode: {type: string, enum: [a, b, c]}\n", ""), one("mode: {type: string, enum: [a, b]}\n", ""),
+			[]string{object("a", "{mode: a}"), object("c", "{mode: c}")},
+			[]string{"EnumTightened spec.mode: c"}, nil, []string{"c spec.mode Unsupported value"}, nil},
+		{"rule added", one(base, ""), one(base, "x-kubernetes-validations: [{rule: 'self.size < 10'}]\n"),
+			[]string{object("a", "{size: 1}"), object("b", "{size: 20}")},
+			[]string{"RuleAdded spec: b"}, nil, []string{"b spec Invalid value"}, nil},
+		{"list type atomic to set (duplicates)", one("list: {type: array, items: {type: string}}\n", ""),
+			one("list: {type: array, x-kubernetes-list-type: set, items: {type: string}}\n", ""),
+			[]string{object("a", "{list: [p, q]}"), object("b", "{list: [x, x]}")},
+			[]string{"ListTypeChanged spec.list: b"}, nil, []string{"b spec.list[1] Duplicate value"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, new := crd(t, tc.old, ""), crd(t, tc.new, "")
+			changes := crdupgrade.Compare(old, new, strategy.Validators{})
+			v := strategy.Validators{}
+			var impacts []*crdupgrade.ObjectImpact
+			var lost, refused, updateRefused []string
+			for i, obj := range tc.objects {
+				docs, err := document.Read(strings.NewReader(obj), fmt.Sprintf("obj%d.yaml", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				imp, err := crdupgrade.Impact(docs[0], old.CRD, new.CRD, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				impacts = append(impacts, imp)
+				for _, c := range imp.Changes {
+					lost = append(lost, fmt.Sprintf("%s %s %s", imp.Object.Name, c.Path, c.Reason))
+				}
+				for _, e := range imp.Errors {
+					refused = append(refused, fmt.Sprintf("%s %s %s", imp.Object.Name, e.Field, e.Type))
+				}
+				for _, e := range imp.UpdateErrors {
+					updateRefused = append(updateRefused, fmt.Sprintf("%s %s %s", imp.Object.Name, e.Field, e.Type))
+				}
+			}
+			affected, unexplained := crdupgrade.Tally(changes, impacts)
+			var got []string
+			for _, a := range affected {
+				if len(a.Objects) == 0 {
+					continue
+				}
+				var names []string
+				for _, i := range a.Objects {
+					names = append(names, impacts[i].Object.Name)
+				}
+				got = append(got, fmt.Sprintf("%s %s: %s", a.Change.Kind, a.Change.Path, strings.Join(names, ", ")))
+			}
+			for _, d := range []struct {
+				what      string
+				want, got []string
+			}{{"affected", tc.want, got}, {"lost", tc.lost, lost}, {"refused", tc.refused, refused}, {"refused on a no-op update", tc.updateRefused, updateRefused}} {
+				if diff := cmp.Diff(d.want, d.got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", d.what, diff)
+				}
+			}
+			if len(unexplained) > 0 {
+				t.Errorf("unexplained: %+v", unexplained)
+			}
+		})
+	}
+}
