@@ -141,3 +141,48 @@ func upstreamCRDUpdate(t *testing.T, old, new *apiextensionsv1.CustomResourceDef
 	sort.Strings(out)
 	return out
 }
+
+// Two definitions of one CRD name (an upgrade's old and new) each validate
+// with their own schema, through one Validators.
+func TestValidatorsPerDefinition(t *testing.T) {
+	schemaOf := func(max string) *schema.CRD {
+		crd, _, err := schema.DecodeObject(mustYAML(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: foos.example.com}
+spec:
+  group: example.com
+  names: {plural: foos, singular: foo, kind: Foo, listKind: FooList}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {size: {type: integer, maximum: `+max+`}}}}}}}
+`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return crd
+	}
+	obj := map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Foo",
+		"metadata": map[string]interface{}{"name": "a", "namespace": "default"}, "spec": map[string]interface{}{"size": int64(5)}}
+	vs := Validators{}
+	for _, tc := range []struct {
+		max     string
+		refused bool
+	}{{"10", false}, {"3", true}} {
+		errs, err := vs.ValidateCreate(schemaOf(tc.max), "v1", obj, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(errs) > 0) != tc.refused {
+			t.Errorf("maximum %s: %v, want refused %v", tc.max, errs, tc.refused)
+		}
+	}
+}
+
+func mustYAML(t *testing.T, doc string) map[string]interface{} {
+	t.Helper()
+	var raw map[string]interface{}
+	if err := sigsyaml.Unmarshal([]byte(doc), &raw); err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}

@@ -41,12 +41,18 @@ type strategy interface {
 // and of custom resources: what the engine knows as schema.CRDValidator,
 // prune.CreateValidator and update.UpdateValidator. It builds the
 // validator of each CRD version once, when first asked for it (it compiles
-// the CEL rules), by CRD name and version.
-type Validators map[string]*Validator
+// the CEL rules), by CRD and version: by the CRD itself, not its name, as
+// two definitions of one name (an upgrade's old and new) validate apart.
+type Validators map[validatorKey]*Validator
+
+type validatorKey struct {
+	crd     *schema.CRD
+	version string
+}
 
 // For returns the validator of a served version of crd.
 func (vs Validators) For(crd *schema.CRD, version string) (*Validator, error) {
-	key := crd.Name() + "/" + version
+	key := validatorKey{crd, version}
 	if v, ok := vs[key]; ok {
 		return v, nil
 	}
