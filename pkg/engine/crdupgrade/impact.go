@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -29,13 +30,17 @@ type ObjectValidator interface {
 //     the new one: the fields pruned (UnknownField, lost for good on its
 //     next write), the defaults filled (Defaulted).
 //   - Errors: why the server refuses to create it again under the new CRD
-//     (from its manifest: another cluster, a restore); Status is then
-//     prune.Invalid.
+//     (from its manifest: another cluster, a restore) and did not under the
+//     old one; Status is then prune.Invalid.
+//   - Before: why the old CRD already refuses to create it (a manifest
+//     of files may be invalid, an object of a cluster kept by ratcheting):
+//     not the upgrade's doing.
 //   - UpdateErrors: why the server refuses even an unchanged write of it
 //     (a no-op update): what ratcheting does not let through.
 type ObjectImpact struct {
 	prune.Result
 	UpdateErrors []prune.FieldError `json:"updateErrors,omitempty"`
+	Before       []prune.FieldError `json:"before,omitempty"`
 	// ReadAs is the version the object is read in under the new CRD, when
 	// the new CRD no longer serves its own (conversion None: the storage
 	// version).
@@ -87,24 +92,31 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*O
 		imp.Changes[i].Line = prune.LineOf(doc, imp.Changes[i])
 	}
 
-	created, err := prune.Store(manifest, new, version, true)
-	if err != nil {
-		return nil, inputErr(err)
-	}
-	decoded := created.Object
-	if created.Request != nil {
-		decoded = created.Request
-	}
 	namespace := ref.Namespace
 	if namespace == "" {
-		namespace = "default"
+		namespace = "default" // where kubectl sends an object when nothing names a namespace
 	}
-	errs, err := v.ValidateCreate(new, version, decoded, namespace)
+	errs, err := createErrors(manifest, new, version, namespace, v)
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	if len(errs) > 0 {
-		imp.Status, imp.Errors = prune.Invalid, prune.FieldErrors(doc, errs)
+	before, err := createErrors(doc.Object, old, gv.Version, namespace, v)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	imp.Before = prune.FieldErrors(doc, before)
+	known := map[string]bool{}
+	for _, e := range before {
+		known[e.Error()] = true
+	}
+	var fresh field.ErrorList
+	for _, e := range errs {
+		if !known[e.Error()] {
+			fresh = append(fresh, e)
+		}
+	}
+	if len(fresh) > 0 {
+		imp.Status, imp.Errors = prune.Invalid, prune.FieldErrors(doc, fresh)
 	}
 	uv, err := v.UpdateValidator(new, version)
 	if err != nil {
@@ -114,6 +126,21 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*O
 		imp.UpdateErrors = prune.FieldErrors(doc, errs)
 	}
 	return imp, nil
+}
+
+// createErrors are the server's refusals of creating obj, an object of crd
+// in version: validated as the request decoding leaves it (pruned,
+// defaulted, before the round trip through the storage version).
+func createErrors(obj map[string]interface{}, crd *schema.CRD, version, namespace string, v ObjectValidator) (field.ErrorList, error) {
+	created, err := prune.Store(obj, crd, version, true)
+	if err != nil {
+		return nil, err
+	}
+	decoded := created.Object
+	if created.Request != nil {
+		decoded = created.Request
+	}
+	return v.ValidateCreate(crd, version, decoded, namespace)
 }
 
 func copyWith(obj map[string]interface{}, key string, value interface{}) map[string]interface{} {
