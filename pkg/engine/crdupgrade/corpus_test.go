@@ -87,6 +87,7 @@ func TestCorpusUpgrades(t *testing.T) {
 					fmt.Fprintf(&b, "  %s %s: %s\n", ch.Severity, ch.Kind, f.Message)
 				}
 			}
+			objectImpacts(t, &b, dir, tc.project, tc.old, old, new)
 			golden := filepath.Join("testdata", tc.project+".golden")
 			if *update {
 				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
@@ -103,4 +104,86 @@ func TestCorpusUpgrades(t *testing.T) {
 			}
 		})
 	}
+}
+
+// objectImpacts runs the upgrade on the samples of the old release: per
+// change, the objects it hurts; per object, what it loses and why it is
+// refused; and what no change explains.
+func objectImpacts(t *testing.T, b *strings.Builder, dir, project, set string, old, new map[string]crdupgrade.CRD) {
+	t.Helper()
+	byKind := map[string]string{}
+	for name, c := range old {
+		byKind[c.CRD.GroupKind().String()] = name
+	}
+	perCRD := map[string][]*crdupgrade.ObjectImpact{}
+	for _, f := range testcorpus.CRFiles(t, dir) {
+		if f.Project != project || f.Set() != set {
+			continue
+		}
+		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+		if err != nil {
+			fmt.Fprintf(b, "%s: not read: %v\n", f.LocalPath, err)
+			continue
+		}
+		for _, d := range docs {
+			apiVersion, _ := d.Object["apiVersion"].(string)
+			kind, _ := d.Object["kind"].(string)
+			c, ok := old[byKind[groupKind(apiVersion, kind)]]
+			if !ok {
+				continue
+			}
+			n, ok := new[c.CRD.Name()]
+			if !ok {
+				continue
+			}
+			imp, err := crdupgrade.Impact(d, c.CRD, n.CRD, strategy.Validators{})
+			if err != nil {
+				fmt.Fprintf(b, "%s: not checked: %v\n", d.Source, err)
+				continue
+			}
+			perCRD[c.CRD.Name()] = append(perCRD[c.CRD.Name()], imp)
+		}
+	}
+	var names []string
+	for n := range perCRD {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		impacts := perCRD[name]
+		changes := crdupgrade.Compare(old[name], new[name], strategy.Validators{})
+		affected, unexplained := crdupgrade.Tally(changes, impacts)
+		fmt.Fprintf(b, "%s: %d sample objects\n", name, len(impacts))
+		for _, a := range affected {
+			if len(a.Objects) == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "  %s %s %s %s: %d objects\n", a.Change.Severity, a.Change.Kind, a.Change.Version, a.Change.Path, len(a.Objects))
+		}
+		for _, imp := range impacts {
+			for _, c := range imp.Changes {
+				fmt.Fprintf(b, "  %s: %s %s %s\n", imp.Source, c.Reason, c.Action, c.Path)
+			}
+			for _, e := range imp.Errors {
+				fmt.Fprintf(b, "  %s: refused: %s\n", imp.Source, e.Message)
+			}
+			for _, e := range imp.UpdateErrors {
+				fmt.Fprintf(b, "  %s: refused on a no-op update: %s\n", imp.Source, e.Message)
+			}
+			if len(imp.Before) > 0 {
+				fmt.Fprintf(b, "  %s: already refused under the old CRD (%d errors)\n", imp.Source, len(imp.Before))
+			}
+		}
+		for _, u := range unexplained {
+			fmt.Fprintf(b, "  UNEXPLAINED %s: %s %s\n", impacts[u.Object].Source, u.What, u.Path)
+		}
+	}
+}
+
+func groupKind(apiVersion, kind string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		group = ""
+	}
+	return kind + "." + group
 }

@@ -122,7 +122,12 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*O
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	if errs := uv.ValidateUpdate(read.Object, read.Object); len(errs) > 0 {
+	// As a cluster holds it: in its namespace.
+	held := read.Object
+	if !new.ClusterScoped() {
+		held = update.InNamespace(held, namespace)
+	}
+	if errs := uv.ValidateUpdate(held, held); len(errs) > 0 {
 		imp.UpdateErrors = prune.FieldErrors(doc, errs)
 	}
 	return imp, nil

@@ -64,6 +64,12 @@ func (w *walker) props(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 		}
 		w.props(child(path, k), &op, &np)
 	}
+	for _, k := range sortedKeys(n.Properties) {
+		if _, ok := o.Properties[k]; !ok {
+			np := n.Properties[k]
+			w.addedDefaults(child(path, k), &np)
+		}
+	}
 	if o.Items != nil && n.Items != nil && o.Items.Schema != nil && n.Items.Schema != nil {
 		w.props(path+"[*]", o.Items.Schema, n.Items.Schema)
 	}
@@ -337,6 +343,19 @@ func (w *walker) defaults(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 		w.add(Change{Kind: DefaultRemoved, Severity: Info, Path: path, Keyword: "default", Old: decode(ov)})
 	case ov != nv:
 		w.add(Change{Kind: DefaultChanged, Severity: Warning, Path: path, Keyword: "default", Old: decode(ov), New: decode(nv)})
+	}
+}
+
+// addedDefaults are the defaults of a new field: existing objects read as
+// having it, and what its default creates, with their defaults in turn.
+func (w *walker) addedDefaults(path string, n *apiextensionsv1.JSONSchemaProps) {
+	if n.Default == nil {
+		return
+	}
+	w.add(Change{Kind: DefaultAdded, Severity: Warning, Path: path, Keyword: "default", New: decode(jsonValue(n.Default))})
+	for _, k := range sortedKeys(n.Properties) {
+		p := n.Properties[k]
+		w.addedDefaults(child(path, k), &p)
 	}
 }
 
