@@ -123,7 +123,11 @@ func (c *comparison) versions() {
 		}
 		w := &walker{c: c, version: name, loss: loss}
 		w.props("", schemaOf(&ov), schemaOf(nv))
-		w.markers("", oldMarkers[name], newMarkers[name])
+		if oldMarkers != nil && newMarkers != nil {
+			// Without the old document (a CRD of a cluster: the server
+			// dropped them) the old markers are unknown.
+			w.markers("", oldMarkers[name], newMarkers[name])
+		}
 	}
 	for _, nv := range c.new.CRD.Object.Spec.Versions {
 		if _, ok := c.old.CRD.Version(nv.Name); !ok {

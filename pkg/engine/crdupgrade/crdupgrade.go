@@ -120,7 +120,8 @@ type Change struct {
 
 // CRD is one side of the comparison: the CRD as decoded (schema.CRD), and
 // the document as written, for what the server drops when it decodes
-// (the mutability markers).
+// (the mutability markers). Raw is nil for a CRD read from a cluster: then
+// the markers are not compared.
 type CRD struct {
 	CRD *schema.CRD
 	Raw map[string]interface{}

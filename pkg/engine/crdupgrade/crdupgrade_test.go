@@ -67,7 +67,8 @@ func TestCompare(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		old, new string
-		// oldStatus is the old CRD's status, as a cluster has it.
+		// oldStatus is the old CRD's status, as a cluster has it; "cluster"
+		// is an old CRD of a cluster, without its document.
 		oldStatus string
 		want      []string
 	}{
@@ -152,6 +153,7 @@ func TestCompare(t *testing.T) {
 			[]string{"Info RuleRemoved v1 spec (x-kubernetes-validations)"}},
 		{"mutability marker added", one(base, ""), one("size: {type: integer}\nname: {type: string, x-kubernetes-mutability: Immutable}\n", ""), "",
 			[]string{"Warning ImmutableAdded v1 spec.name (x-kubernetes-mutability)"}},
+		{"mutability marker, the old CRD of a cluster (no document)", one(base, ""), one("size: {type: integer}\nname: {type: string, x-kubernetes-mutability: Immutable}\n", ""), "cluster", nil},
 		{"default added, changed, removed", one("a: {type: string}\nb: {type: string, default: x}\nc: {type: string, default: y}\n", ""),
 			one("a: {type: string, default: z}\nb: {type: string, default: w}\nc: {type: string}\n", ""), "",
 			[]string{"Warning DefaultAdded v1 spec.a (default)", "Warning DefaultChanged v1 spec.b (default)", "Info DefaultRemoved v1 spec.c (default)"}},
@@ -166,7 +168,15 @@ func TestCompare(t *testing.T) {
 			[]string{"Warning NullableRemoved v1 spec.name (nullable)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			changes := crdupgrade.Compare(crd(t, tc.old, tc.oldStatus), crd(t, tc.new, ""), strategy.Validators{})
+			old := crd(t, tc.old, "")
+			switch tc.oldStatus {
+			case "cluster":
+				old.Raw = nil
+			case "":
+			default:
+				old = crd(t, tc.old, tc.oldStatus)
+			}
+			changes := crdupgrade.Compare(old, crd(t, tc.new, ""), strategy.Validators{})
 			var got []string
 			for _, ch := range changes {
 				s := fmt.Sprintf("%s %s %s %s", ch.Severity, ch.Kind, ch.Version, ch.Path)
