@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
@@ -27,10 +28,22 @@ func TestConversions(t *testing.T) {
 			Finding{Check: Update, Reason: "x-kubernetes-mutability: Immutable", Path: "spec.region", Severity: Error, Message: "x-kubernetes-mutability: Immutable: cannot be changed", Value: "a", NewValue: "b", Line: 3}},
 		{FromStructural("ws.example.com", field.Required(field.NewPath("spec", "x", "type"), "must not be empty for specified object fields")),
 			Finding{Check: NonStructural, Reason: "Required value", Path: "spec.x.type", Severity: Error, Message: "CustomResourceDefinition ws.example.com is not structural: Required value: must not be empty for specified object fields"}},
+		{FromCRDChange(crdupgrade.Change{Kind: crdupgrade.FieldRemoved, Severity: crdupgrade.DataLoss, Version: "v1", Path: "spec.name"}),
+			Finding{Check: DataLoss, Reason: "FieldRemoved", Path: "spec.name", Version: "v1", Severity: Error, Message: `v1: "spec.name" removed from the schema: pruned from every stored object`}},
+		{FromCRDChange(crdupgrade.Change{Kind: crdupgrade.EnumTightened, Severity: crdupgrade.Invalid, Version: "v1", Path: "spec.mode", Keyword: "enum", Old: []interface{}{"c"}}),
+			Finding{Check: Invalid, Reason: "EnumTightened", Path: "spec.mode", Version: "v1", Severity: Error, Message: `v1: "spec.mode" no longer allows ["c"]`, Value: []interface{}{"c"}}},
+		{FromCRDChange(crdupgrade.Change{Kind: crdupgrade.BoundTightened, Severity: crdupgrade.Invalid, Version: "v1", Path: "spec.size", Keyword: "maximum", Old: 10.0, New: 5.0}),
+			Finding{Check: Invalid, Reason: "BoundTightened", Path: "spec.size", Version: "v1", Severity: Error, Message: `v1: "spec.size" maximum changed from 10 to 5`, Value: 10.0, NewValue: 5.0}},
+		{FromCRDChange(crdupgrade.Change{Kind: crdupgrade.DefaultAdded, Severity: crdupgrade.Warning, Version: "v1", Path: "spec.size", Keyword: "default", New: 3.0}),
+			Finding{Check: CRDChange, Reason: "DefaultAdded", Path: "spec.size", Version: "v1", Severity: Warning, Message: `v1: "spec.size" new default 3: objects without it read as having it`, NewValue: 3.0}},
+		{FromCRDChange(crdupgrade.Change{Kind: crdupgrade.VersionAdded, Severity: crdupgrade.Info, Version: "v2", Path: "spec.versions[v2]"}),
+			Finding{Check: CRDChange, Reason: "VersionAdded", Path: "spec.versions[v2]", Version: "v2", Severity: Info, Message: "version v2 added"}},
+		{FromCRDChange(crdupgrade.Change{Kind: crdupgrade.Refused, Severity: crdupgrade.Breaking, Path: "spec.scope", Detail: `Invalid value: "Cluster": field is immutable`}),
+			Finding{Check: Breaking, Reason: "Refused", Path: "spec.scope", Severity: Error, Message: `the server would refuse the CRD update: spec.scope: Invalid value: "Cluster": field is immutable`}},
 		{NoCRD(prune.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget"}),
 			Finding{Check: MissingCRD, Severity: Warning, Message: "no CustomResourceDefinition for example.com/v1, kind Widget"}},
 	} {
-		if tc.got.Message != tc.want.Message || tc.got.Check != tc.want.Check || tc.got.Reason != tc.want.Reason || tc.got.Path != tc.want.Path ||
+		if tc.got.Message != tc.want.Message || tc.got.Check != tc.want.Check || tc.got.Reason != tc.want.Reason || tc.got.Path != tc.want.Path || tc.got.Version != tc.want.Version ||
 			tc.got.Severity != tc.want.Severity || tc.got.Line != tc.want.Line || JSON(tc.got.Value) != JSON(tc.want.Value) || JSON(tc.got.NewValue) != JSON(tc.want.NewValue) {
 			t.Errorf("got  %+v\nwant %+v", tc.got, tc.want)
 		}
