@@ -2,13 +2,12 @@ package crdupgrade
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -208,7 +207,7 @@ func Tally(changes []Change, impacts []*ObjectImpact) ([]Affected, []Unexplained
 			}
 		}
 		for _, c := range imp.Changes {
-			p := Pattern(c.Path)
+			p := c.Segments
 			switch c.Reason {
 			case prune.UnknownField, prune.UnknownMetadataField, prune.NullNonNullable:
 				mark(c.Path, string(c.Reason), func(ch Change) bool {
@@ -218,7 +217,7 @@ func Tally(changes []Change, impacts []*ObjectImpact) ([]Affected, []Unexplained
 					case PreserveUnknownRemoved:
 						return ch.Version == "" || within(p, ch.Path)
 					case NullableRemoved:
-						return p == ch.Path
+						return len(p) == len(fieldpath.Parse(ch.Path)) && within(p, ch.Path)
 					}
 					return false
 				})
@@ -233,9 +232,11 @@ func Tally(changes []Change, impacts []*ObjectImpact) ([]Affected, []Unexplained
 		}
 		for _, errs := range [][]prune.FieldError{imp.Errors, imp.UpdateErrors} {
 			for _, e := range errs {
-				p := Pattern(e.Field)
+				p := fieldpath.Parse(e.Field)
 				mark(e.Field, e.Type, func(ch Change) bool {
-					return ch.Severity == Invalid && (within(p, ch.Path) || within(ch.Path, p))
+					// At the change's field or below it (a duplicate item
+					// of a list now a set).
+					return ch.Severity == Invalid && within(p, ch.Path)
 				})
 			}
 		}
@@ -254,14 +255,24 @@ func counted(k Kind) bool {
 	return false
 }
 
-// index matches a list index or a map key in brackets.
-var index = regexp.MustCompile(`\[[^\]]*\]`)
-
-// Pattern is a path of an object's field (spec.ports[0].name, a map key in
-// brackets) as the changes name it: every index and key is [*].
-func Pattern(path string) string { return index.ReplaceAllString(path, "[*]") }
-
-// within reports whether the pattern p is at or below the pattern base.
-func within(p, base string) bool {
-	return p == base || base == "" || strings.HasPrefix(p, base+".") || strings.HasPrefix(p, base+"[")
+// within reports whether the object's field p is at or below where the
+// change's path base points: base's [*] stands for any one list index or
+// map key (the server writes map keys in brackets in its errors, the prune
+// changes with dots; parsed, both are one segment).
+func within(p fieldpath.Path, base string) bool {
+	b := fieldpath.Parse(base)
+	if len(b) > len(p) {
+		return false
+	}
+	for i, s := range b {
+		if s == wildcard {
+			continue
+		}
+		if s != p[i] {
+			return false
+		}
+	}
+	return true
 }
+
+var wildcard = fieldpath.Key("*")
