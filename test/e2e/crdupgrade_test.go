@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -235,4 +236,111 @@ func diffPaths(path string, a, b interface{}, lost, gained *[]string) {
 	}
 	sort.Strings(*lost)
 	sort.Strings(*gained)
+}
+
+// The server refuses a CRD update exactly as ValidateCRDUpdate says, with
+// the old CRD as the cluster holds it (its status, its stored versions)
+// and, for a CRD never stored in another version, as read from its file.
+func TestCRDUpdateRefusalParity(t *testing.T) {
+	requireOwnCluster(t) // it creates CRDs
+	ctx := context.Background()
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := apiextensionsclient.NewForConfigOrDie(cfg).ApiextensionsV1().CustomResourceDefinitions()
+	read := func(name string) *apiextensionsv1.CustomResourceDefinition {
+		d := readOneCRD(t, filepath.Join(crdUpgradeDir, name))
+		c, _, err := schema.FromObject(d.Object, strategy.Validators{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Object
+	}
+	old := read("old.yaml")
+	withV2 := func(crd *apiextensionsv1.CustomResourceDefinition, v1Storage bool) *apiextensionsv1.CustomResourceDefinition {
+		crd = crd.DeepCopy()
+		v2 := *crd.Spec.Versions[0].DeepCopy()
+		v2.Name = "v2"
+		v2.Storage = !v1Storage
+		crd.Spec.Versions[0].Storage = v1Storage
+		crd.Spec.Versions = append(crd.Spec.Versions, v2)
+		return crd
+	}
+	for _, tc := range []struct {
+		name string
+		// steps are applied in turn before new: the cluster's history.
+		steps []*apiextensionsv1.CustomResourceDefinition
+		new   *apiextensionsv1.CustomResourceDefinition
+		// file: the old CRD read from its file gives the same verdict.
+		file bool
+	}{
+		{"scope changed", nil, func() *apiextensionsv1.CustomResourceDefinition {
+			c := old.DeepCopy()
+			c.Spec.Scope = apiextensionsv1.ClusterScoped
+			return c
+		}(), true},
+		{"kind changed", nil, func() *apiextensionsv1.CustomResourceDefinition {
+			c := old.DeepCopy()
+			c.Spec.Names.Kind, c.Spec.Names.ListKind = "Gadget", "GadgetList"
+			return c
+		}(), true},
+		{"storage moved, then the old storage version removed", []*apiextensionsv1.CustomResourceDefinition{withV2(old, false)}, func() *apiextensionsv1.CustomResourceDefinition {
+			c := withV2(old, false)
+			c.Spec.Versions = c.Spec.Versions[1:]
+			return c
+		}(), false},
+		{"the new CRD accepted", nil, read("new.yaml"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := replaceCRD(ctx, apiextensionsclient.NewForConfigOrDie(cfg), old); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = crds.Delete(context.Background(), old.Name, metav1.DeleteOptions{}) })
+			for _, step := range tc.steps {
+				cur, err := crds.Get(ctx, old.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cur.Spec = step.Spec
+				if _, err := crds.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held, err := crds.Get(ctx, old.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			update := held.DeepCopy()
+			update.Spec = tc.new.Spec
+			_, err = crds.Update(ctx, update, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+			server, err := invalidCauses(err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The new CRD as a file gives it: without the cluster's metadata.
+			ours := fieldMessages((strategy.Validators{}).ValidateCRDUpdate(held, tc.new))
+			if diff := cmp.Diff(server, ours); diff != "" {
+				t.Errorf("the CRD as the cluster holds it: the server (-) and ValidateCRDUpdate (+):\n%s", diff)
+			}
+			if tc.file {
+				if diff := cmp.Diff(server, fieldMessages((strategy.Validators{}).ValidateCRDUpdate(old, tc.new))); diff != "" {
+					t.Errorf("the old CRD of its file: the server (-) and ValidateCRDUpdate (+):\n%s", diff)
+				}
+			}
+			if tc.name != "the new CRD accepted" && len(server) == 0 {
+				t.Errorf("the server accepts it")
+			}
+		})
+	}
+}
+
+// fieldMessages are errs as the causes of an Invalid status, sorted.
+func fieldMessages(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Field+": "+e.ErrorBody())
+	}
+	sort.Strings(out)
+	return out
 }
