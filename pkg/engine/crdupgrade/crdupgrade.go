@@ -140,7 +140,8 @@ func Compare(old, new CRD, v CRDUpdateValidator) []Change {
 	c := &comparison{old: old, new: new}
 	if v != nil {
 		for _, e := range v.ValidateCRDUpdate(old.CRD.Object, new.CRD.Object) {
-			c.add(Change{Kind: Refused, Severity: Breaking, Path: e.Field, Keyword: e.Type.String(), Old: nil, New: e.BadValue, Detail: e.ErrorBody()})
+			// The server words it, value and all (a bad value may be a whole schema).
+			c.add(Change{Kind: Refused, Severity: Breaking, Path: e.Field, Keyword: e.Type.String(), Detail: e.ErrorBody()})
 		}
 	}
 	c.crd()
