@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -40,6 +41,7 @@ type Cluster interface {
 // choose it, so that the engine does not carry that weight.
 type Server interface {
 	schema.CRDValidator
+	crdupgrade.CRDUpdateValidator
 	prune.CreateValidator
 	// UpdateValidator validates updates of objects of crd in version.
 	UpdateValidator(crd *schema.CRD, version string) (update.UpdateValidator, error)
@@ -81,22 +83,29 @@ type Catalog struct {
 	olds    map[Key]*document.Document
 	// refused are the kinds the server would not map, with why.
 	refused map[runtimeschema.GroupVersionKind]string
+	// previous are the CRDs the added ones replace, by name; upgrades the
+	// comparisons, by the old CRD's group and kind (Upgrades).
+	previous map[string]crdupgrade.CRD
+	upgrades map[runtimeschema.GroupKind]*Upgrade
 }
 
 type added struct {
 	crd    *schema.CRD
 	source document.Source
+	// raw is the document as written: the markers the server drops.
+	raw map[string]interface{}
 }
 
 // New returns an empty catalog.
 func New(opts Options) *Catalog {
 	return &Catalog{
-		opts:    opts,
-		reg:     schema.NewRegistry(),
-		byName:  map[string]added{},
-		markers: map[runtimeschema.GroupKind]map[string]*update.Schema{},
-		olds:    map[Key]*document.Document{},
-		refused: map[runtimeschema.GroupVersionKind]string{},
+		opts:     opts,
+		reg:      schema.NewRegistry(),
+		byName:   map[string]added{},
+		markers:  map[runtimeschema.GroupKind]map[string]*update.Schema{},
+		olds:     map[Key]*document.Document{},
+		refused:  map[runtimeschema.GroupVersionKind]string{},
+		previous: map[string]crdupgrade.CRD{},
 	}
 }
 
@@ -120,7 +129,7 @@ func (c *Catalog) AddCRD(d *document.Document) (crd *schema.CRD, findings []find
 	if prev, ok := c.byName[crd.Name()]; ok && schema.Redefined(prev.crd, crd) {
 		findings = append(findings, finding.Redefined(prev.source.String(), d.Source.String()))
 	}
-	c.byName[crd.Name()] = added{crd, d.Source}
+	c.byName[crd.Name()] = added{crd, d.Source, d.Object}
 	c.reg.Add(crd)
 	for _, e := range crd.Violations() {
 		findings = append(findings, finding.FromStructural(crd.Name(), e))

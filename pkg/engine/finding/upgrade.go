@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // The checks of a CRD upgrade (crdupgrade.Compare): one per severity that
@@ -135,4 +136,37 @@ func describeCRDChange(ch crdupgrade.Change) string {
 	}
 	// The keyword changes: pattern, format, bounds, nullable, list and map types.
 	return fmt.Sprintf("%s %s changed from %s to %s", field, ch.Keyword, JSON(ch.Old), JSON(ch.New))
+}
+
+// FromImpact is what an upgrade does to one existing object: the fields it
+// loses (DataLoss), the defaults it reads with (a warning), why a create of
+// it again and why even an unchanged update of it would be refused
+// (Invalid). What the old CRD already refused is not the upgrade's doing:
+// it is left out.
+func FromImpact(imp *crdupgrade.ObjectImpact) []Finding {
+	var out []Finding
+	for _, ch := range imp.Changes {
+		f := Finding{Reason: string(ch.Reason), Path: ch.Path, Value: ch.Value, NewValue: ch.NewValue, Line: ch.Line}
+		switch ch.Reason {
+		case prune.UnknownField, prune.UnknownMetadataField, prune.NullNonNullable:
+			f.Check, f.Severity = DataLoss, Error
+			f.Message = fmt.Sprintf("loses %q under the new CRD: pruned when read, for good on its next write", ch.Path)
+		case prune.Defaulted:
+			f.Check, f.Severity = CRDChange, Warning
+			f.Message = fmt.Sprintf("reads as %q = %s under the new CRD (its default)", ch.Path, JSON(ch.NewValue))
+		default:
+			f.Check, f.Severity = CRDChange, Warning
+			f.Message = "under the new CRD: " + describeChange(ch, imp.Object.Kind, imp.StorageVersion)
+		}
+		out = append(out, f)
+	}
+	for _, e := range imp.Errors {
+		out = append(out, Finding{Check: Invalid, Reason: e.Type, Path: e.Field, Severity: Error, Line: e.Line,
+			Message: "a create of it again would be refused under the new CRD: " + e.Message})
+	}
+	for _, e := range imp.UpdateErrors {
+		out = append(out, Finding{Check: Invalid, Reason: e.Type, Path: e.Field, Severity: Error, Line: e.Line,
+			Message: "even an unchanged update of it would be refused under the new CRD: " + e.Message})
+	}
+	return out
 }

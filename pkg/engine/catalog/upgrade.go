@@ -1,0 +1,123 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// AddPreviousCRD adds the version of a CRD that an added CRD replaces (the
+// plugin's --old, the function's previous): ok false for other documents.
+// It is taken as a cluster holds it: a server accepted it once (perhaps as
+// v1beta1), so today's create validation does not refuse it.
+func (c *Catalog) AddPreviousCRD(d *document.Document) (ok bool, err error) {
+	crd, ok, err := schema.DecodeObject(d.Object, nil)
+	if err != nil {
+		return true, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+	}
+	if !ok {
+		return false, nil
+	}
+	c.previous[crd.Name()] = crdupgrade.CRD{CRD: crd, Raw: d.Object}
+	return true, nil
+}
+
+// Upgrade is an added CRD about to replace the one before it.
+type Upgrade struct {
+	Old, New crdupgrade.CRD
+	// Source is the new CRD's.
+	Source document.Source
+	// Changes are what the comparison finds, the worst first; Findings
+	// are the same, worded, one per change.
+	Changes  []crdupgrade.Change
+	Findings []finding.Finding
+}
+
+// Upgrades compares every added CRD with its previous version: the one
+// added by AddPreviousCRD, else (with OldFromCluster) the cluster's. An
+// added CRD without one is new: no upgrade. By CRD name. Call it once
+// every CRD is added; UpgradeImpact then finds the upgrade of an object's
+// kind. An error is the cluster's.
+func (c *Catalog) Upgrades(ctx context.Context) ([]*Upgrade, error) {
+	var names []string
+	for name := range c.byName {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var fromCluster map[string]*schema.CRD
+	if c.opts.Cluster != nil && c.opts.OldFromCluster {
+		wanted := map[runtimeschema.GroupKind]bool{}
+		for _, name := range names {
+			if _, ok := c.previous[name]; !ok {
+				wanted[c.byName[name].crd.GroupKind()] = true
+			}
+		}
+		if len(wanted) > 0 {
+			live, err := c.opts.Cluster.CRDs(ctx, wanted)
+			if err != nil {
+				return nil, err
+			}
+			fromCluster = map[string]*schema.CRD{}
+			for _, crd := range live {
+				fromCluster[crd.Name()] = crd
+			}
+		}
+	}
+	c.upgrades = map[runtimeschema.GroupKind]*Upgrade{}
+	var out []*Upgrade
+	for _, name := range names {
+		a := c.byName[name]
+		old, ok := c.previous[name]
+		if !ok {
+			live, ok := fromCluster[name]
+			if !ok {
+				continue
+			}
+			// The server dropped the mutability markers: none to compare.
+			old = crdupgrade.CRD{CRD: live}
+		}
+		u := &Upgrade{Old: old, New: crdupgrade.CRD{CRD: a.crd, Raw: a.raw}, Source: a.source}
+		u.Changes = crdupgrade.Compare(u.Old, u.New, c.opts.Server)
+		for _, ch := range u.Changes {
+			f := finding.FromCRDChange(ch)
+			f.Line = a.source.Line
+			u.Findings = append(u.Findings, f)
+		}
+		c.upgrades[old.CRD.GroupKind()] = u
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// UpgradeImpact is what the upgrade of its CRD does to d, an existing
+// object of the old CRD (from the cluster, or a file standing for one):
+// nil when no upgrade (Upgrades) concerns its kind. An error is an
+// *document.InputError.
+func (c *Catalog) UpgradeImpact(d *document.Document) (*crdupgrade.ObjectImpact, []finding.Finding, error) {
+	ref, gv, err := prune.Identify(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, ok := c.upgrades[runtimeschema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+	if !ok {
+		return nil, nil, nil
+	}
+	if _, ok := u.Old.CRD.Version(gv.Version); !ok {
+		err := fmt.Errorf("CustomResourceDefinition %s had no version %q", u.Old.CRD.Name(), gv.Version)
+		return nil, nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+	}
+	imp, err := crdupgrade.Impact(d, u.Old.CRD, u.New.CRD, c.opts.Server)
+	if err != nil {
+		return nil, nil, err
+	}
+	imp.Object.Namespace = c.opts.Namespaces.Shown(u.New.CRD, imp.Object.Namespace)
+	return imp, finding.FromImpact(imp), nil
+}

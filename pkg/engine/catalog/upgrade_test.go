@@ -1,0 +1,100 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+const (
+	upgradeOld     = "../../../test/e2e/testdata/crdupgrade/old.yaml"
+	upgradeNew     = "../../../test/e2e/testdata/crdupgrade/new.yaml"
+	upgradeObjects = "../../../test/e2e/testdata/crdupgrade/objects.yaml"
+)
+
+// An upgrade through the catalog: the previous CRD from a file (--old, the
+// function's previous) or from the cluster; the changes as findings; each
+// object's impact as findings, the same whichever the old CRD's source.
+func TestUpgrades(t *testing.T) {
+	oldDoc := readFile(t, upgradeOld)[0]
+	oldCRD, _, err := schema.DecodeObject(oldDoc.Object, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts Options
+		// previous adds the old CRD from its file.
+		previous bool
+	}{
+		{"previous from a file", Options{}, true},
+		{"previous from the cluster", Options{Cluster: &fakeCluster{crds: []*schema.CRD{oldCRD}}, OldFromCluster: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newServed(tc.opts)
+			if tc.previous {
+				if ok, err := c.AddPreviousCRD(oldDoc); !ok || err != nil {
+					t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+				}
+			}
+			for _, d := range readFile(t, upgradeNew) {
+				if _, _, err := c.AddCRD(d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ups, err := c.Upgrades(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ups) != 1 {
+				t.Fatalf("%d upgrades, want 1", len(ups))
+			}
+			var got []string
+			for _, f := range ups[0].Findings {
+				got = append(got, fmt.Sprintf("%s %s %s", f.Check, f.Reason, f.Path))
+			}
+			want := []string{
+				"DataLoss PreserveUnknownRemoved spec.extra",
+				"DataLoss FieldRemoved spec.name",
+				"Invalid ListTypeChanged spec.list",
+				"Invalid EnumTightened spec.mode",
+				"Invalid BoundTightened spec.size",
+				"Invalid RequiredAdded spec.size",
+				"CRDChange DefaultAdded spec.canary",
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("upgrade findings (-want +got):\n%s", diff)
+			}
+
+			got = nil
+			for _, d := range readFile(t, upgradeObjects) {
+				imp, findings, err := c.UpgradeImpact(d)
+				if err != nil || imp == nil {
+					t.Fatalf("%s: %v %v", d.Source, imp, err)
+				}
+				for _, f := range findings {
+					got = append(got, fmt.Sprintf("%s:%d %s %s", imp.Object.Name, f.Line, f.Check, f.Message))
+				}
+			}
+			want = []string{
+				`g1:5 CRDChange reads as "spec.canary" = "new" under the new CRD (its default)`,
+				`g1:5 DataLoss loses "spec.extra.drop" under the new CRD: pruned when read, for good on its next write`,
+				`g1:5 DataLoss loses "spec.name" under the new CRD: pruned when read, for good on its next write`,
+				`g2:11 CRDChange reads as "spec.canary" = "new" under the new CRD (its default)`,
+				`g2:11 Invalid a create of it again would be refused under the new CRD: spec.mode: Unsupported value: "c": supported values: "a", "b"`,
+				`g2:11 Invalid a create of it again would be refused under the new CRD: spec.size: Invalid value: 9: spec.size in body should be less than or equal to 5`,
+				`g3:17 CRDChange reads as "spec.canary" = "new" under the new CRD (its default)`,
+				`g3:17 Invalid a create of it again would be refused under the new CRD: spec.list[1]: Duplicate value: "p"`,
+				`g3:17 Invalid a create of it again would be refused under the new CRD: spec.size: Required value`,
+				`g4:22 CRDChange reads as "spec.canary" = "new" under the new CRD (its default)`,
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("object findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
