@@ -152,9 +152,15 @@ func objectImpacts(t *testing.T, b *strings.Builder, dir, project, set string, o
 	for _, name := range names {
 		impacts := perCRD[name]
 		changes := crdupgrade.Compare(old[name], new[name], strategy.Validators{})
-		affected, unexplained := crdupgrade.Tally(changes, impacts)
+		tally := crdupgrade.NewTally(changes)
 		fmt.Fprintf(b, "%s: %d sample objects\n", name, len(impacts))
-		for _, a := range affected {
+		var unexplained []string
+		for _, imp := range impacts {
+			for _, u := range tally.Add(imp) {
+				unexplained = append(unexplained, fmt.Sprintf("  UNEXPLAINED %s: %s %s\n", imp.Source, u.What, u.Path))
+			}
+		}
+		for _, a := range tally.Affected() {
 			if len(a.Objects) == 0 {
 				continue
 			}
@@ -175,7 +181,7 @@ func objectImpacts(t *testing.T, b *strings.Builder, dir, project, set string, o
 			}
 		}
 		for _, u := range unexplained {
-			fmt.Fprintf(b, "  UNEXPLAINED %s: %s %s\n", impacts[u.Object].Source, u.What, u.Path)
+			b.WriteString(u)
 		}
 	}
 }

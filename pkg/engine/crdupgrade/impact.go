@@ -159,89 +159,103 @@ func copyWith(obj map[string]interface{}, key string, value interface{}) map[str
 // Affected is a change with the objects it hurts.
 type Affected struct {
 	Change Change
-	// Objects are the indexes of the impacts it explains, in their order.
-	Objects []int
+	// Objects are the objects it hurts, in the order they were added.
+	Objects []prune.ObjectRef
 	// Counted is false for a change of no single object's content (a
 	// version, a name, the CRD update refused): then it concerns them all.
 	Counted bool
 }
 
-// Unexplained is an object's loss or refusal that no change accounts for.
+// Unexplained is an object's loss or refusal that no change accounts for:
+// what the comparison missed.
 type Unexplained struct {
-	Object int
-	Path   string
-	What   string // the change's reason, or the error's type
+	Path string
+	What string // the change's reason, or the error's type
 }
 
-// Tally attributes what the impacts show to the changes: a pruned field to
-// the removal of its field (or of preserve-unknown-fields above it), a
-// default to the default added or changed, a refusal to the validation
-// change at its path or above it. What no change explains is returned too:
-// what the comparison missed.
-func Tally(changes []Change, impacts []*ObjectImpact) ([]Affected, []Unexplained) {
-	out := make([]Affected, len(changes))
+// Tally attributes what objects show to the changes, one object at a time
+// (a live scan streams them): a pruned field to the removal of its field
+// (or of preserve-unknown-fields above it), a default to the default added
+// or changed, a refusal to the validation change at its path or above it.
+type Tally struct {
+	changes  []Change
+	affected []Affected
+}
+
+// NewTally starts a tally of changes, as Compare returns them.
+func NewTally(changes []Change) *Tally {
+	t := &Tally{changes: changes, affected: make([]Affected, len(changes))}
 	for i, ch := range changes {
-		out[i] = Affected{Change: ch, Counted: counted(ch.Kind)}
+		t.affected[i] = Affected{Change: ch, Counted: counted(ch.Kind)}
+	}
+	return t
+}
+
+// Affected are the changes with the objects each hurts, in the changes' order.
+func (t *Tally) Affected() []Affected { return t.affected }
+
+// Add attributes what imp shows to the changes, and returns what none explains.
+func (t *Tally) Add(imp *ObjectImpact) []Unexplained {
+	version := imp.ReadAs
+	if version == "" {
+		if gv, err := runtimeschema.ParseGroupVersion(imp.Object.APIVersion); err == nil {
+			version = gv.Version
+		}
 	}
 	var unexplained []Unexplained
-	for oi, imp := range impacts {
-		version := imp.ReadAs
-		if version == "" {
-			if gv, err := runtimeschema.ParseGroupVersion(imp.Object.APIVersion); err == nil {
-				version = gv.Version
+	// Once per change and object, even where two objects have one name
+	// (files may hold both).
+	marked := map[int]bool{}
+	mark := func(path, what string, match func(Change) bool) {
+		found := false
+		for i, ch := range t.changes {
+			if ch.Version != "" && ch.Version != version || !match(ch) {
+				continue
+			}
+			found = true
+			if !marked[i] {
+				marked[i] = true
+				t.affected[i].Objects = append(t.affected[i].Objects, imp.Object)
 			}
 		}
-		mark := func(path, what string, match func(Change) bool) {
-			found := false
-			for i, ch := range changes {
-				if ch.Version != "" && ch.Version != version || !match(ch) {
-					continue
-				}
-				found = true
-				if n := len(out[i].Objects); n == 0 || out[i].Objects[n-1] != oi {
-					out[i].Objects = append(out[i].Objects, oi)
-				}
-			}
-			if !found {
-				unexplained = append(unexplained, Unexplained{Object: oi, Path: path, What: what})
-			}
-		}
-		for _, c := range imp.Changes {
-			p := c.Segments
-			switch c.Reason {
-			case prune.UnknownField, prune.UnknownMetadataField, prune.NullNonNullable:
-				mark(c.Path, string(c.Reason), func(ch Change) bool {
-					switch ch.Kind {
-					case FieldRemoved:
-						return within(p, ch.Path)
-					case PreserveUnknownRemoved:
-						return ch.Version == "" || within(p, ch.Path)
-					case NullableRemoved:
-						return len(p) == len(fieldpath.Parse(ch.Path)) && within(p, ch.Path)
-					}
-					return false
-				})
-			case prune.Defaulted:
-				mark(c.Path, string(c.Reason), func(ch Change) bool {
-					return (ch.Kind == DefaultAdded || ch.Kind == DefaultChanged) && within(p, ch.Path) ||
-						ch.Kind == FieldRemoved && within(p, ch.Path) // a default of a field that was not pruned before
-				})
-			default:
-				mark(c.Path, string(c.Reason), func(Change) bool { return false })
-			}
-		}
-		for _, errs := range [][]prune.FieldError{imp.Errors, imp.UpdateErrors} {
-			for _, e := range errs {
-				p := fieldpath.Parse(e.Field)
-				mark(e.Field, e.Type, func(ch Change) bool {
-					// At the change's field or below it (a duplicate item
-					// of a list now a set).
-					return ch.Severity == Invalid && within(p, ch.Path)
-				})
-			}
+		if !found {
+			unexplained = append(unexplained, Unexplained{Path: path, What: what})
 		}
 	}
-	return out, unexplained
+	for _, c := range imp.Changes {
+		p := c.Segments
+		switch c.Reason {
+		case prune.UnknownField, prune.UnknownMetadataField, prune.NullNonNullable:
+			mark(c.Path, string(c.Reason), func(ch Change) bool {
+				switch ch.Kind {
+				case FieldRemoved:
+					return within(p, ch.Path)
+				case PreserveUnknownRemoved:
+					return ch.Version == "" || within(p, ch.Path)
+				case NullableRemoved:
+					return len(p) == len(fieldpath.Parse(ch.Path)) && within(p, ch.Path)
+				}
+				return false
+			})
+		case prune.Defaulted:
+			mark(c.Path, string(c.Reason), func(ch Change) bool {
+				return (ch.Kind == DefaultAdded || ch.Kind == DefaultChanged) && within(p, ch.Path)
+			})
+		default:
+			mark(c.Path, string(c.Reason), func(Change) bool { return false })
+		}
+	}
+	for _, errs := range [][]prune.FieldError{imp.Errors, imp.UpdateErrors} {
+		for _, e := range errs {
+			p := fieldpath.Parse(e.Field)
+			mark(e.Field, e.Type, func(ch Change) bool {
+				// At the change's field or below it (a duplicate item of a
+				// list now a set).
+				return ch.Severity == Invalid && within(p, ch.Path)
+			})
+		}
+	}
+	return unexplained
 }
 
 // counted says whether a kind is about the content of objects.

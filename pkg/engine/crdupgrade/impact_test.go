@@ -97,15 +97,19 @@ func TestImpact(t *testing.T) {
 					updateRefused = append(updateRefused, fmt.Sprintf("%s %s %s", imp.Object.Name, e.Field, e.Type))
 				}
 			}
-			affected, unexplained := crdupgrade.Tally(changes, impacts)
+			tally := crdupgrade.NewTally(changes)
+			var unexplained []crdupgrade.Unexplained
+			for _, imp := range impacts {
+				unexplained = append(unexplained, tally.Add(imp)...)
+			}
 			var got []string
-			for _, a := range affected {
+			for _, a := range tally.Affected() {
 				if len(a.Objects) == 0 {
 					continue
 				}
 				var names []string
-				for _, i := range a.Objects {
-					names = append(names, impacts[i].Object.Name)
+				for _, o := range a.Objects {
+					names = append(names, o.Name)
 				}
 				got = append(got, fmt.Sprintf("%s %s: %s", a.Change.Kind, a.Change.Path, strings.Join(names, ", ")))
 			}
