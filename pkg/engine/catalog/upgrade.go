@@ -39,6 +39,10 @@ type Upgrade struct {
 	// are the same, worded, one per change.
 	Changes  []crdupgrade.Change
 	Findings []finding.Finding
+	// Tally counts, per change, the objects UpgradeImpact found it hurts;
+	// Unexplained are what objects showed that no change explains.
+	Tally       *crdupgrade.Tally
+	Unexplained []crdupgrade.Unexplained
 }
 
 // Upgrades compares every added CRD with its previous version: the one
@@ -86,6 +90,7 @@ func (c *Catalog) Upgrades(ctx context.Context) ([]*Upgrade, error) {
 		}
 		u := &Upgrade{Old: old, New: crdupgrade.CRD{CRD: a.crd, Raw: a.raw}, Source: a.source}
 		u.Changes = crdupgrade.Compare(u.Old, u.New, c.opts.Server)
+		u.Tally = crdupgrade.NewTally(u.Changes)
 		for _, ch := range u.Changes {
 			f := finding.FromCRDChange(ch)
 			f.Line = a.source.Line
@@ -99,8 +104,8 @@ func (c *Catalog) Upgrades(ctx context.Context) ([]*Upgrade, error) {
 
 // UpgradeImpact is what the upgrade of its CRD does to d, an existing
 // object of the old CRD (from the cluster, or a file standing for one):
-// nil when no upgrade (Upgrades) concerns its kind. An error is an
-// *document.InputError.
+// nil when no upgrade (Upgrades) concerns its kind. The upgrade's Tally
+// counts it. An error is an *document.InputError.
 func (c *Catalog) UpgradeImpact(d *document.Document) (*crdupgrade.ObjectImpact, []finding.Finding, error) {
 	ref, gv, err := prune.Identify(d)
 	if err != nil {
@@ -119,5 +124,6 @@ func (c *Catalog) UpgradeImpact(d *document.Document) (*crdupgrade.ObjectImpact,
 		return nil, nil, err
 	}
 	imp.Object.Namespace = c.opts.Namespaces.Shown(u.New.CRD, imp.Object.Namespace)
+	u.Unexplained = append(u.Unexplained, u.Tally.Add(imp)...)
 	return imp, finding.FromImpact(imp), nil
 }

@@ -95,6 +95,29 @@ func TestUpgrades(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("object findings (-want +got):\n%s", diff)
 			}
+			got = nil
+			for _, a := range ups[0].Tally.Affected() {
+				var names []string
+				for _, o := range a.Objects {
+					names = append(names, o.Name)
+				}
+				got = append(got, fmt.Sprintf("%s %s: %v", a.Change.Kind, a.Change.Path, names))
+			}
+			want = []string{
+				"PreserveUnknownRemoved spec.extra: [g1]",
+				"FieldRemoved spec.name: [g1]",
+				"ListTypeChanged spec.list: [g3]",
+				"EnumTightened spec.mode: [g2]",
+				"BoundTightened spec.size: [g2]",
+				"RequiredAdded spec.size: [g3]",
+				"DefaultAdded spec.canary: [g1 g2 g3 g4]",
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("objects per change (-want +got):\n%s", diff)
+			}
+			if len(ups[0].Unexplained) > 0 {
+				t.Errorf("unexplained: %+v", ups[0].Unexplained)
+			}
 		})
 	}
 }

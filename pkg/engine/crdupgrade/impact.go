@@ -250,12 +250,36 @@ func (t *Tally) Add(imp *ObjectImpact) []Unexplained {
 			p := fieldpath.Parse(e.Field)
 			mark(e.Field, e.Type, func(ch Change) bool {
 				// At the change's field or below it (a duplicate item of a
-				// list now a set).
-				return ch.Severity == Invalid && within(p, ch.Path)
+				// list now a set), of a type the change can cause.
+				return ch.Severity == Invalid && within(p, ch.Path) && causes(ch, e.Type)
 			})
 		}
 	}
 	return unexplained
+}
+
+// causes reports whether a change can make the server's validation fail
+// with errType (field.ErrorType's words): several changes at one field are
+// told apart by what each refuses with.
+func causes(ch Change, errType string) bool {
+	switch ch.Kind {
+	case RuleAdded:
+		// A rule's reason chooses the type (Invalid, Forbidden, Required, Duplicate).
+		return true
+	case RequiredAdded:
+		return errType == "Required value"
+	case EnumTightened:
+		return errType == "Unsupported value"
+	case ListTypeChanged, MapKeysChanged:
+		return errType == "Duplicate value"
+	case BoundTightened:
+		if ch.Keyword == "uniqueItems" {
+			return errType == "Duplicate value"
+		}
+		return errType == "Invalid value" || errType == "Too long" || errType == "Too many" || errType == "Too short" || errType == "Too few"
+	}
+	// Types, patterns, formats, rules: the server says "Invalid value".
+	return errType == "Invalid value"
 }
 
 // counted says whether a kind is about the content of objects.
