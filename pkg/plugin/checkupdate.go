@@ -22,6 +22,11 @@ type CheckUpdateOptions struct {
 	inputs inputFlags
 	outputFlags
 	Offline bool
+	// Objects, Strict and ChunkSize are for a CRD upgrade: the existing
+	// objects' files, exit 1 on any harmful change, the list page size.
+	Objects   []string
+	Strict    bool
+	ChunkSize int64
 
 	cluster *cluster
 	catalog *catalog.Catalog
@@ -33,14 +38,14 @@ func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams gener
 	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags),
 		outputFlags: newOutputFlags("output format: text or json", "text", "json"),
 		inputs: inputFlags{usage: inputUsage{
-			Filename:  "files or directories with the new objects, - for stdin (repeatable)",
-			Old:       "files or directories with the old objects (default: read them from the cluster)",
+			Filename:  "files or directories with the new objects or CRDs, - for stdin (repeatable)",
+			Old:       "files or directories with the old objects and CRDs (default: read them from the cluster)",
 			Recursive: "read directories recursively",
 			CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
 		}}}
 	cmd := &cobra.Command{
-		Use:   "check-update -f NEW [--old OLD] [--crd-file CRD]... [-o text|json]",
-		Short: "Tell whether the API server, or the CRD's mutability markers, would refuse an update",
+		Use:   "check-update -f NEW [--old OLD] [--crd-file CRD]... [--objects OBJECTS]... [-o text|json]",
+		Short: "Tell whether the API server, or the CRD's mutability markers, would refuse an update; what a CRD upgrade breaks",
 		Long: `Compare each new object with its old version, as the API server stores both (pruned and
 defaulted), and report what would refuse the update:
 
@@ -55,6 +60,16 @@ Old objects come from --old files (matched by group, kind, namespace and name), 
 cluster; an object without an old version is a create, and is only pruned. CRDs come from
 --crd-file and the inputs, else from the cluster (mutability markers only from files: the server
 drops them). What the server would drop from the new objects is reported as warnings.
+
+CRD upgrades: when -f holds CustomResourceDefinitions, each is compared with the version it
+replaces (of --old, else the cluster's): the server's own CRD update validation, versions, names,
+scope, and per version the fields removed, types changed, required fields added, enum, pattern,
+format and bounds tightened, list types, defaults and rules, each with a severity (Breaking,
+DataLoss, Invalid, Warning, Info). Then every existing object (of --objects, else listed from the
+cluster in every served version, --chunk-size at a time) is run through the new CRD as the server
+runs it: what it loses when read (pruning), why a create of it again, or even an unchanged update
+(ratcheting), would be refused. Exit 1 when a Breaking, DataLoss or Invalid change hurts at least
+one object or the server refuses the CRD update (--strict: when one exists at all).
 ` + exitCodesHelp,
 		Example: `  # Would applying these objects be refused by the cluster?
   kubectl crd check-update -f cr.yaml
@@ -63,7 +78,13 @@ drops them). What the server would drop from the new objects is reported as warn
   kubectl crd check-update --offline --crd-file crd.yaml --old applied/ -f rendered/ -R
 
   # For CI: the verdict as JSON
-  kubectl crd check-update --crd-file crd.yaml --old old.yaml -f new.yaml -o json`,
+  kubectl crd check-update --crd-file crd.yaml --old old.yaml -f new.yaml -o json
+
+  # A CRD upgrade: what does the new CRD do to the cluster's objects?
+  kubectl crd check-update -f crds/new.yaml
+
+  # Offline: the old CRD and the objects from files
+  kubectl crd check-update --offline --old crds/old.yaml --objects backup/ -R -f crds/new.yaml`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,6 +100,10 @@ drops them). What the server would drop from the new objects is reported as warn
 	o.inputs.AddFlags(cmd)
 	o.outputFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
+	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: list them from the cluster)")
+	completeFiles(cmd, "objects")
+	cmd.Flags().BoolVar(&o.Strict, "strict", false, "CRD upgrade: exit 1 on any Breaking, DataLoss or Invalid change, whether or not it hurts an object")
+	cmd.Flags().Int64Var(&o.ChunkSize, "chunk-size", 500, "CRD upgrade: list the cluster's objects this many at a time (0: all in one request)")
 	return cmd
 }
 
@@ -100,6 +125,14 @@ func (o *CheckUpdateOptions) Validate() error {
 	}
 	if err := o.inputs.Validate(); err != nil {
 		return err
+	}
+	if o.ChunkSize < 0 {
+		return usageErrorf("--chunk-size must be 0 or more, not %d", o.ChunkSize)
+	}
+	for _, name := range o.Objects {
+		if name == "-" && o.inputs.readsStdin() {
+			return usageErrorf("standard input (-) is named by both --objects and another input: it can be read only once")
+		}
 	}
 	return o.outputFlags.Validate()
 }
@@ -129,7 +162,9 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	// cannot have stored (in.OldErrors), would be skipped or match nothing:
 	// refuse them all before anything is looked up.
 	var errs []error
+	upgrade := newUpgradeCheck()
 	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
+		upgrade.visit(d)
 		kinds.Add(d.Object)
 		if _, _, err := prune.Identify(d); err != nil {
 			errs = append(errs, err)
@@ -146,13 +181,19 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if err := in.Resolve(ctx, cat, kinds, o.ErrOut); err != nil {
 		return err
 	}
+	if err := o.checkUpgrades(ctx, upgrade); err != nil {
+		return err
+	}
 
 	out, err := newUpdateOutput(o.Output)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	refused := false
+	if len(upgrade.names) > 0 {
+		out.addUpgrades(upgrade)
+	}
+	refused := upgrade.failed(o.Strict)
 	err = in.Documents(func(d *document.Document) error {
 		for _, obj := range d.Objects() {
 			res, err := cat.Update(ctx, obj)
@@ -179,6 +220,47 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	}
 	if refused {
 		return errFindings
+	}
+	return nil
+}
+
+// checkUpgrades checks the upgrade of the CRDs of -f, if any: the
+// changes, then the existing objects of --objects, else the cluster's.
+func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck) error {
+	if len(u.names) == 0 {
+		if len(o.Objects) > 0 {
+			return usageErrorf("--objects: the existing objects of a CRD upgrade, and -f holds no CustomResourceDefinition")
+		}
+		return nil
+	}
+	var err error
+	if u.upgrades, err = o.catalog.Upgrades(ctx, u.names); err != nil {
+		return err
+	}
+	for _, name := range u.newCRDsWithoutOld() {
+		from := "the cluster"
+		if o.Offline || len(o.inputs.Old) > 0 {
+			from = "--old"
+		}
+		fmt.Fprintf(o.ErrOut, "Warning: CustomResourceDefinition %s: no previous version in %s: a new CRD, no upgrade to check\n", name, from)
+	}
+	if len(u.upgrades) == 0 {
+		return nil
+	}
+	switch {
+	case len(o.Objects) > 0:
+		if err := u.objectsFromFiles(o.catalog, o.Objects, o.inputs.Recursive, o.In); err != nil {
+			return err
+		}
+		if u.skipped > 0 {
+			fmt.Fprintf(o.ErrOut, "Warning: %s of --objects: of no upgraded CRD's kind and version, not checked\n", plural(u.skipped, "object"))
+		}
+	case o.Offline:
+		fmt.Fprintf(o.ErrOut, "Warning: no existing objects checked: give them with --objects FILE|DIR\n")
+	default:
+		if err := u.objectsFromCluster(ctx, o.cluster, o.catalog, o.ChunkSize, o.ErrOut); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
@@ -303,17 +304,8 @@ func (c *cluster) Namespace() (string, bool) {
 
 // GetObject reads an object from the cluster; nil when it does not exist.
 func (c *cluster) GetObject(ctx context.Context, gvr runtimeschema.GroupVersionResource, namespace, name string) (map[string]interface{}, error) {
-	if err := c.connect(); err != nil {
+	if err := c.dynamicClient(); err != nil {
 		return nil, err
-	}
-	if c.dynamic == nil {
-		cfg, err := c.flags.ToRESTConfig()
-		if err != nil {
-			return nil, clusterError("kubeconfig: %w", err)
-		}
-		if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-			return nil, clusterError("kubeconfig: %w", err)
-		}
 	}
 	var ri dynamic.ResourceInterface = c.dynamic.Resource(gvr)
 	if namespace != "" {
@@ -327,4 +319,49 @@ func (c *cluster) GetObject(ctx context.Context, gvr runtimeschema.GroupVersionR
 		return nil, c.apiError(fmt.Sprintf("getting %s %s/%s", gvr.GroupResource(), namespace, name), err)
 	}
 	return obj.Object, nil
+}
+
+func (c *cluster) dynamicClient() error {
+	if err := c.connect(); err != nil {
+		return err
+	}
+	if c.dynamic == nil {
+		cfg, err := c.flags.ToRESTConfig()
+		if err != nil {
+			return clusterError("kubeconfig: %w", err)
+		}
+		if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+			return clusterError("kubeconfig: %w", err)
+		}
+	}
+	return nil
+}
+
+// ListObjects lists the objects of gvr in every namespace, chunk of them a
+// request (kubectl's --chunk-size; 0: all in one), and passes each page to
+// page with the number of objects the server says remain after it (-1 when
+// it does not say): memory holds one page.
+func (c *cluster) ListObjects(ctx context.Context, gvr runtimeschema.GroupVersionResource, chunk int64, page func(items []unstructured.Unstructured, remaining int64) error) error {
+	if err := c.dynamicClient(); err != nil {
+		return err
+	}
+	opts := metav1.ListOptions{Limit: chunk}
+	for {
+		list, err := c.dynamic.Resource(gvr).List(ctx, opts)
+		if err != nil {
+			return c.apiError("listing "+gvr.GroupResource().String()+" "+gvr.Version, err)
+		}
+		remaining := int64(-1)
+		if r := list.GetRemainingItemCount(); r != nil {
+			remaining = *r
+		} else if list.GetContinue() == "" {
+			remaining = 0
+		}
+		if err := page(list.Items, remaining); err != nil {
+			return err
+		}
+		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			return nil
+		}
+	}
 }

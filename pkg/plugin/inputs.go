@@ -96,6 +96,18 @@ func (f *inputFlags) AddFlags(cmd *cobra.Command) {
 	}
 }
 
+// readsStdin says whether an input flag names standard input (-).
+func (f *inputFlags) readsStdin() bool {
+	for _, s := range f.sources(&inputDocs{}) {
+		for _, name := range s.names {
+			if name == "-" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Validate refuses standard input named more than once, by one flag or by
 // two: the first reader would take it all and the second get nothing.
 func (f *inputFlags) Validate() error {

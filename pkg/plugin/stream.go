@@ -127,6 +127,13 @@ func (s *objectStream) scanFile(name string, stdin io.Reader, flag string, visit
 		s.Warnings = append(s.Warnings, warningsOf(d)...)
 		for _, o := range d.Objects() {
 			if flag == "--old" {
+				// A CRD of --old is the one a CRD of -f replaces.
+				if ok, err := s.crds.cat.AddPreviousCRD(o); ok {
+					if err != nil {
+						s.OldErrors = append(s.OldErrors, err)
+					}
+					continue
+				}
 				if err := s.crds.cat.AddOld(o); err != nil {
 					s.OldErrors = append(s.OldErrors, err)
 				}

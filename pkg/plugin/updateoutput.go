@@ -21,6 +21,8 @@ type updateOutput struct {
 	// text: each write to stdout or stderr, as a record of the spool.
 	out, errOut io.Writer
 	err         error
+	// upgrades, of -o json, follow the items.
+	upgrades []upgradeReport
 }
 
 func newUpdateOutput(format string) (*updateOutput, error) {
@@ -39,6 +41,18 @@ func newUpdateOutput(format string) (*updateOutput, error) {
 	return u, nil
 }
 
+// addUpgrades adds the report of CRD upgrades: in text, before the items.
+func (u *updateOutput) addUpgrades(up *upgradeCheck) {
+	if u.items != nil {
+		u.upgrades = up.reports()
+		if u.upgrades == nil {
+			u.upgrades = []upgradeReport{}
+		}
+		return
+	}
+	up.print(u.out)
+}
+
 // Add writes the next item of the report.
 func (u *updateOutput) Add(it updateItem) {
 	if u.items != nil {
@@ -55,6 +69,10 @@ func (u *updateOutput) Finish(out, errOut io.Writer) error {
 	if u.items != nil {
 		if err := u.items.Close(); err != nil {
 			return spoolError(err)
+		}
+		if u.upgrades != nil {
+			u.doc.Key("upgrades")
+			u.doc.Value(u.upgrades)
 		}
 		if err := u.doc.Close(); err != nil {
 			return spoolError(err)

@@ -26,15 +26,22 @@ func (c *Catalog) AddPreviousCRD(d *document.Document) (ok bool, err error) {
 	if !ok {
 		return false, nil
 	}
-	c.previous[crd.Name()] = crdupgrade.CRD{CRD: crd, Raw: d.Object}
+	c.previous[crd.Name()] = previousCRD{crdupgrade.CRD{CRD: crd, Raw: d.Object}, d.Source}
 	return true, nil
+}
+
+// previousCRD is a CRD added by AddPreviousCRD, with its source.
+type previousCRD struct {
+	crd    crdupgrade.CRD
+	source document.Source
 }
 
 // Upgrade is an added CRD about to replace the one before it.
 type Upgrade struct {
 	Old, New crdupgrade.CRD
-	// Source is the new CRD's.
-	Source document.Source
+	// Source is the new CRD's; OldSource the old one's, zero when it is
+	// the cluster's.
+	Source, OldSource document.Source
 	// Changes are what the comparison finds, the worst first; Findings
 	// are the same, worded, one per change.
 	Changes  []crdupgrade.Change
@@ -45,15 +52,18 @@ type Upgrade struct {
 	Unexplained []crdupgrade.Unexplained
 }
 
-// Upgrades compares every added CRD with its previous version: the one
-// added by AddPreviousCRD, else (with OldFromCluster) the cluster's. An
-// added CRD without one is new: no upgrade. By CRD name. Call it once
-// every CRD is added; UpgradeImpact then finds the upgrade of an object's
-// kind. An error is the cluster's.
-func (c *Catalog) Upgrades(ctx context.Context) ([]*Upgrade, error) {
+// Upgrades compares the added CRDs named in only (every added CRD when
+// only is nil) with their previous version: the one added by
+// AddPreviousCRD, else (with OldFromCluster) the cluster's. An added CRD
+// without one is new: no upgrade. By CRD name. Call it once every CRD is
+// added; UpgradeImpact then finds the upgrade of an object's kind. An
+// error is the cluster's.
+func (c *Catalog) Upgrades(ctx context.Context, only map[string]bool) ([]*Upgrade, error) {
 	var names []string
 	for name := range c.byName {
-		names = append(names, name)
+		if only == nil || only[name] {
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	var fromCluster map[string]*schema.CRD
@@ -79,16 +89,17 @@ func (c *Catalog) Upgrades(ctx context.Context) ([]*Upgrade, error) {
 	var out []*Upgrade
 	for _, name := range names {
 		a := c.byName[name]
-		old, ok := c.previous[name]
+		prev, ok := c.previous[name]
 		if !ok {
 			live, ok := fromCluster[name]
 			if !ok {
 				continue
 			}
 			// The server dropped the mutability markers: none to compare.
-			old = crdupgrade.CRD{CRD: live}
+			prev.crd = crdupgrade.CRD{CRD: live}
 		}
-		u := &Upgrade{Old: old, New: crdupgrade.CRD{CRD: a.crd, Raw: a.raw}, Source: a.source}
+		old := prev.crd
+		u := &Upgrade{Old: old, New: crdupgrade.CRD{CRD: a.crd, Raw: a.raw}, Source: a.source, OldSource: prev.source}
 		u.Changes = crdupgrade.Compare(u.Old, u.New, c.opts.Server)
 		u.Tally = crdupgrade.NewTally(u.Changes)
 		for _, ch := range u.Changes {

@@ -46,7 +46,7 @@ func TestUpgrades(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			ups, err := c.Upgrades(context.Background())
+			ups, err := c.Upgrades(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

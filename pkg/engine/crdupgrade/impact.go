@@ -169,8 +169,8 @@ type Affected struct {
 // Unexplained is an object's loss or refusal that no change accounts for:
 // what the comparison missed.
 type Unexplained struct {
-	Path string
-	What string // the change's reason, or the error's type
+	Path string `json:"path"`
+	What string `json:"what"` // the change's reason, or the error's type
 }
 
 // Tally attributes what objects show to the changes, one object at a time

@@ -1,0 +1,330 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// upgradeCheck is check-update's CRD upgrade: the CRDs of -f replace the
+// ones before them (of --old, else the cluster's), and every existing
+// object (of --objects, else the cluster's) is run through the new CRD's
+// read, create and update path (catalog.UpgradeImpact).
+type upgradeCheck struct {
+	// names are the CRDs of -f: those of --crd-file are schemas, not upgrades.
+	names map[string]bool
+
+	upgrades []*catalog.Upgrade
+	// checked counts the objects checked, by CRD name; hurt are those an
+	// upgrade hurts (a DataLoss or Invalid finding), in the order checked.
+	checked map[string]int
+	hurt    map[string][]upgradeObject
+	// skipped counts the objects of --objects no upgrade concerns.
+	skipped int
+}
+
+type upgradeObject struct {
+	impact   *crdupgrade.ObjectImpact
+	findings []finding.Finding
+}
+
+func newUpgradeCheck() *upgradeCheck {
+	return &upgradeCheck{names: map[string]bool{}, checked: map[string]int{}, hurt: map[string][]upgradeObject{}}
+}
+
+// visit notes the CRDs among the objects of -f.
+func (u *upgradeCheck) visit(d *document.Document) {
+	if ref := prune.Ref(d.Object); schema.IsCRD(ref.APIVersion, ref.Kind) && ref.Name != "" {
+		u.names[ref.Name] = true
+	}
+}
+
+// add checks one existing object; an error is an input error.
+func (u *upgradeCheck) add(cat *catalog.Catalog, d *document.Document) error {
+	imp, findings, err := cat.UpgradeImpact(d)
+	if err != nil {
+		return err
+	}
+	if imp == nil {
+		u.skipped++
+		return nil
+	}
+	u.checked[imp.CRD]++
+	for _, f := range findings {
+		if f.Severity == finding.Error {
+			u.hurt[imp.CRD] = append(u.hurt[imp.CRD], upgradeObject{imp, findings})
+			break
+		}
+	}
+	return nil
+}
+
+// objectsFromFiles checks the objects of --objects, read one document at a time.
+func (u *upgradeCheck) objectsFromFiles(cat *catalog.Catalog, names []string, recursive bool, stdin io.Reader) error {
+	for _, name := range names {
+		files := []string{"-"}
+		if name != "-" {
+			var err error
+			if files, err = document.Files(name, recursive); err != nil {
+				return inputError(err)
+			}
+		}
+		for _, file := range files {
+			if err := u.objectsFromFile(cat, file, stdin); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (u *upgradeCheck) objectsFromFile(cat *catalog.Catalog, name string, stdin io.Reader) error {
+	in := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return inputError(err)
+		}
+		defer f.Close()
+		in = f
+	}
+	r := document.NewReader(in, name)
+	for {
+		d, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return inputError(err)
+		}
+		for _, o := range d.Objects() {
+			if err := u.add(cat, o); err != nil {
+				return inputError(err)
+			}
+		}
+	}
+}
+
+// objectsFromCluster lists the objects of each upgraded CRD in every
+// version the old CRD serves (a client reads them in any), chunk at a
+// time, with progress on errOut when it is a terminal.
+func (u *upgradeCheck) objectsFromCluster(ctx context.Context, c *cluster, cat *catalog.Catalog, chunk int64, errOut io.Writer) error {
+	for _, up := range u.upgrades {
+		old := up.Old.CRD
+		for _, version := range old.Versions() {
+			if v, _ := old.Version(version); !v.Served {
+				continue
+			}
+			gvr := runtimeschema.GroupVersionResource{Group: old.Object.Spec.Group, Version: version, Resource: old.Object.Spec.Names.Plural}
+			what := fmt.Sprintf("%s objects (%s)", old.Object.Spec.Names.Kind, version)
+			var p *progress
+			done := 0
+			err := c.ListObjects(ctx, gvr, chunk, func(items []unstructured.Unstructured, remaining int64) error {
+				if p == nil {
+					total := done + len(items)
+					if remaining > 0 {
+						total += int(remaining)
+					}
+					p = newProgress(errOut, total, what)
+				}
+				for i := range items {
+					if err := u.add(cat, &document.Document{Object: items[i].Object}); err != nil {
+						var ie *document.InputError
+						if errors.As(err, &ie) {
+							// An object the cluster serves that its own CRD cannot store: the server's business.
+							return &ExitError{Code: ExitInternal, Err: fmt.Errorf("%s: %s", prune.Ref(items[i].Object), ie.Msg)}
+						}
+						return err
+					}
+					done++
+					p.step(done)
+				}
+				return nil
+			})
+			if p != nil {
+				p.clear()
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// failed says whether the upgrade fails the run: a Breaking, DataLoss or
+// Invalid change that hurts at least one object, or that the server
+// refuses the CRD update; strict, any such change at all.
+func (u *upgradeCheck) failed(strict bool) bool {
+	for _, up := range u.upgrades {
+		for _, a := range up.Tally.Affected() {
+			switch {
+			case a.Change.Severity.Rank() > crdupgrade.Invalid.Rank():
+			case strict, a.Change.Kind == crdupgrade.Refused, len(a.Objects) > 0:
+				return true
+			case !a.Counted && u.checked[up.New.CRD.Name()] > 0:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// upgradeReport is an element of "upgrades" in check-update -o json.
+type upgradeReport struct {
+	CRD    string          `json:"crd"`
+	Source document.Source `json:"source"`
+	// OldSource is absent when the old CRD is the cluster's.
+	OldSource      *document.Source `json:"oldSource,omitempty"`
+	ObjectsChecked int              `json:"objectsChecked"`
+	Changes        []upgradeChange  `json:"changes"`
+	// Objects are the objects the upgrade hurts, each as the prune report's items.
+	Objects     []*crdupgrade.ObjectImpact `json:"objects"`
+	Unexplained []crdupgrade.Unexplained   `json:"unexplained,omitempty"`
+}
+
+type upgradeChange struct {
+	Kind     crdupgrade.Kind     `json:"kind"`
+	Severity crdupgrade.Severity `json:"severity"`
+	Version  string              `json:"version,omitempty"`
+	Path     string              `json:"path"`
+	Keyword  string              `json:"keyword,omitempty"`
+	Old      interface{}         `json:"old,omitempty"`
+	New      interface{}         `json:"new,omitempty"`
+	Message  string              `json:"message"`
+	// Objects are the objects it hurts; AllObjects says it concerns every
+	// object of the CRD (a version, a name, the update refused).
+	Objects    []prune.ObjectRef `json:"objects"`
+	AllObjects bool              `json:"allObjects,omitempty"`
+}
+
+func (u *upgradeCheck) reports() []upgradeReport {
+	var out []upgradeReport
+	for _, up := range u.upgrades {
+		name := up.New.CRD.Name()
+		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: u.checked[name], Changes: []upgradeChange{}, Objects: []*crdupgrade.ObjectImpact{}, Unexplained: up.Unexplained}
+		if up.OldSource.File != "" {
+			src := up.OldSource
+			r.OldSource = &src
+		}
+		for i, a := range up.Tally.Affected() {
+			ch := a.Change
+			objects := a.Objects
+			if objects == nil {
+				objects = []prune.ObjectRef{}
+			}
+			r.Changes = append(r.Changes, upgradeChange{Kind: ch.Kind, Severity: ch.Severity, Version: ch.Version, Path: ch.Path,
+				Keyword: ch.Keyword, Old: ch.Old, New: ch.New, Message: up.Findings[i].Message, Objects: objects, AllObjects: !a.Counted})
+		}
+		for _, h := range u.hurt[name] {
+			r.Objects = append(r.Objects, h.impact)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// printUpgrades writes the text report: per CRD, its changes grouped by
+// severity, the worst first, each with the objects it hurts, then per hurt
+// object what it loses and why it would be refused.
+func (u *upgradeCheck) print(out io.Writer) {
+	for _, up := range u.upgrades {
+		name := up.New.CRD.Name()
+		old := "the cluster's"
+		if up.OldSource.File != "" {
+			old = up.OldSource.String()
+		}
+		hurt := u.hurt[name]
+		fmt.Fprintf(out, "CustomResourceDefinition %s (%s, replacing %s): %s; %s checked, %d hurt\n",
+			name, up.Source, old, plural(len(up.Changes), "change"), plural(u.checked[name], "object"), len(hurt))
+		affected := up.Tally.Affected()
+		for _, sev := range crdupgrade.Severities {
+			heading := false
+			for i, a := range affected {
+				if a.Change.Severity != sev {
+					continue
+				}
+				if !heading {
+					fmt.Fprintf(out, "  %s:\n", sev)
+					heading = true
+				}
+				fmt.Fprintf(out, "    %s%s\n", up.Findings[i].Message, objectsHurt(a, u.checked[name]))
+			}
+		}
+		if len(hurt) > 0 {
+			fmt.Fprintf(out, "  Objects:\n")
+		}
+		for _, h := range hurt {
+			for _, f := range h.findings {
+				if f.Severity != finding.Error {
+					continue
+				}
+				where := ""
+				if src := h.impact.Source; src.File != "" {
+					if f.Line > 0 {
+						src.Line = f.Line
+					}
+					where = " (" + src.String() + ")"
+				}
+				fmt.Fprintf(out, "    %s: %s%s\n", h.impact.Object, f.Message, where)
+			}
+		}
+		for _, x := range up.Unexplained {
+			fmt.Fprintf(out, "  Unexplained: %s (%s): no change found accounts for it\n", x.Path, x.What)
+		}
+	}
+}
+
+// objectsHurt says which objects a change hurts, the first few by name.
+func objectsHurt(a crdupgrade.Affected, checked int) string {
+	if !a.Counted {
+		if checked == 0 || a.Change.Severity.Rank() > crdupgrade.Invalid.Rank() {
+			return ""
+		}
+		return fmt.Sprintf(" [all %s]", plural(checked, "object"))
+	}
+	if len(a.Objects) == 0 {
+		return ""
+	}
+	const shown = 3
+	var names []string
+	for i, o := range a.Objects {
+		if i == shown {
+			names = append(names, fmt.Sprintf("and %d more", len(a.Objects)-shown))
+			break
+		}
+		names = append(names, o.String())
+	}
+	return fmt.Sprintf(" [%s: %s]", plural(len(a.Objects), "object"), strings.Join(names, ", "))
+}
+
+// newCRDsWithoutOld names the CRDs of -f no upgrade concerns: new to the
+// cluster, or without a previous version given.
+func (u *upgradeCheck) newCRDsWithoutOld() []string {
+	found := map[string]bool{}
+	for _, up := range u.upgrades {
+		found[up.New.CRD.Name()] = true
+	}
+	var out []string
+	for name := range u.names {
+		if !found[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
