@@ -29,10 +29,12 @@ type upgradeCheck struct {
 	names map[string]bool
 
 	upgrades []*catalog.Upgrade
-	// checked counts the objects checked, by CRD name; hurt are those an
-	// upgrade hurts (a DataLoss or Invalid finding), in the order checked.
+	// checked counts the objects checked, by CRD name; changed are those
+	// an upgrade changes or hurts, in the order checked, and hurt counts
+	// those it hurts (a DataLoss or Invalid finding).
 	checked map[string]int
-	hurt    map[string][]upgradeObject
+	changed map[string][]upgradeObject
+	hurt    map[string]int
 	// skipped counts the objects of --objects no upgrade concerns.
 	skipped int
 }
@@ -40,10 +42,11 @@ type upgradeCheck struct {
 type upgradeObject struct {
 	impact   *crdupgrade.ObjectImpact
 	findings []finding.Finding
+	hurt     bool
 }
 
 func newUpgradeCheck() *upgradeCheck {
-	return &upgradeCheck{names: map[string]bool{}, checked: map[string]int{}, hurt: map[string][]upgradeObject{}}
+	return &upgradeCheck{names: map[string]bool{}, checked: map[string]int{}, changed: map[string][]upgradeObject{}, hurt: map[string]int{}}
 }
 
 // visit notes the CRDs among the objects of -f.
@@ -64,12 +67,17 @@ func (u *upgradeCheck) add(cat *catalog.Catalog, d *document.Document) error {
 		return nil
 	}
 	u.checked[imp.CRD]++
-	for _, f := range findings {
-		if f.Severity == finding.Error {
-			u.hurt[imp.CRD] = append(u.hurt[imp.CRD], upgradeObject{imp, findings})
-			break
-		}
+	if len(findings) == 0 {
+		return nil
 	}
+	o := upgradeObject{impact: imp, findings: findings}
+	for _, f := range findings {
+		o.hurt = o.hurt || f.Severity == finding.Error
+	}
+	if o.hurt {
+		u.hurt[imp.CRD]++
+	}
+	u.changed[imp.CRD] = append(u.changed[imp.CRD], o)
 	return nil
 }
 
@@ -192,7 +200,10 @@ type upgradeReport struct {
 	OldSource      *document.Source `json:"oldSource,omitempty"`
 	ObjectsChecked int              `json:"objectsChecked"`
 	Changes        []upgradeChange  `json:"changes"`
-	// Objects are the objects the upgrade hurts, each as the prune report's items.
+	// ObjectsHurt counts the objects that lose data or are refused.
+	ObjectsHurt int `json:"objectsHurt"`
+	// Objects are the objects the upgrade changes or hurts, each as the
+	// prune report's items: what each reads as, why each is refused.
 	Objects     []*crdupgrade.ObjectImpact `json:"objects"`
 	Unexplained []crdupgrade.Unexplained   `json:"unexplained,omitempty"`
 }
@@ -216,7 +227,7 @@ func (u *upgradeCheck) reports() []upgradeReport {
 	var out []upgradeReport
 	for _, up := range u.upgrades {
 		name := up.New.CRD.Name()
-		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: u.checked[name], Changes: []upgradeChange{}, Objects: []*crdupgrade.ObjectImpact{}, Unexplained: up.Unexplained}
+		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: u.checked[name], ObjectsHurt: u.hurt[name], Changes: []upgradeChange{}, Objects: []*crdupgrade.ObjectImpact{}, Unexplained: up.Unexplained}
 		if up.OldSource.File != "" {
 			src := up.OldSource
 			r.OldSource = &src
@@ -230,8 +241,8 @@ func (u *upgradeCheck) reports() []upgradeReport {
 			r.Changes = append(r.Changes, upgradeChange{Kind: ch.Kind, Severity: ch.Severity, Version: ch.Version, Path: ch.Path,
 				Keyword: ch.Keyword, Old: ch.Old, New: ch.New, Message: up.Findings[i].Message, Objects: objects, AllObjects: !a.Counted})
 		}
-		for _, h := range u.hurt[name] {
-			r.Objects = append(r.Objects, h.impact)
+		for _, c := range u.changed[name] {
+			r.Objects = append(r.Objects, c.impact)
 		}
 		out = append(out, r)
 	}
@@ -248,9 +259,8 @@ func (u *upgradeCheck) print(out io.Writer) {
 		if up.OldSource.File != "" {
 			old = up.OldSource.String()
 		}
-		hurt := u.hurt[name]
 		fmt.Fprintf(out, "CustomResourceDefinition %s (%s, replacing %s): %s; %s checked, %d hurt\n",
-			name, up.Source, old, plural(len(up.Changes), "change"), plural(u.checked[name], "object"), len(hurt))
+			name, up.Source, old, plural(len(up.Changes), "change"), plural(u.checked[name], "object"), u.hurt[name])
 		affected := up.Tally.Affected()
 		for _, sev := range crdupgrade.Severities {
 			heading := false
@@ -265,10 +275,13 @@ func (u *upgradeCheck) print(out io.Writer) {
 				fmt.Fprintf(out, "    %s%s\n", up.Findings[i].Message, objectsHurt(a, u.checked[name]))
 			}
 		}
-		if len(hurt) > 0 {
-			fmt.Fprintf(out, "  Objects:\n")
+		if u.hurt[name] > 0 {
+			fmt.Fprintf(out, "  Objects hurt:\n")
 		}
-		for _, h := range hurt {
+		for _, h := range u.changed[name] {
+			if !h.hurt {
+				continue
+			}
 			for _, f := range h.findings {
 				if f.Severity != finding.Error {
 					continue

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -30,8 +32,9 @@ import (
 const crdUpgradeDir = "test/e2e/testdata/crdupgrade"
 
 // A real upgrade on the test API server: the old CRD and objects created,
-// the engine's impact computed, the new CRD applied, every object read
-// back. Each object loses exactly the fields the impact says it loses and
+// check-update run with the new CRD (the old one and the objects from the
+// cluster, listed a page at a time; and from their files, offline), the
+// new CRD applied, every object read back. Each object loses exactly the fields the impact says it loses and
 // gains exactly the defaults it says; a dry-run create of its manifest is
 // refused with exactly the errors it names (and passes where it names
 // none); an unchanged update of it passes exactly when it says so.
@@ -72,22 +75,36 @@ func TestCRDUpgradeParity(t *testing.T) {
 			t.Fatalf("the engine says the server refuses the update: %+v", ch)
 		}
 	}
-	docs := readDocs(t, filepath.Join(root, crdUpgradeDir, "objects.yaml"))
-	v := strategy.Validators{}
-	impacts := make([]*crdupgrade.ObjectImpact, len(docs))
+	objectsFile := filepath.Join(root, crdUpgradeDir, "objects.yaml")
+	docs := readDocs(t, objectsFile)
 	before := make([]map[string]interface{}, len(docs))
 	for i, d := range docs {
-		if impacts[i], err = crdupgrade.Impact(d, old.CRD, new.CRD, v); err != nil {
-			t.Fatal(err)
-		}
 		if _, err := createRetrying(ctx, ri, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(d.Object)}); err != nil {
 			t.Fatalf("%s: %v", d.Source, err)
 		}
-		got, err := ri.Get(ctx, impacts[i].Object.Name, metav1.GetOptions{})
+		got, err := ri.Get(ctx, prune.Ref(d.Object).Name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		before[i] = got.Object
+	}
+	// The report, live (three objects a page: two pages) and offline: the
+	// objects changed or hurt, by name; the others are not in it.
+	newFile := filepath.Join(root, crdUpgradeDir, "new.yaml")
+	x := NewTest(t)
+	liveImpacts := upgradeReport(t, x.Run("kubectl-crd", "check-update", "-f", newFile, "-o", "json", "--chunk-size", "3"), len(docs))
+	offline := upgradeReport(t, x.Run("kubectl-crd", "check-update", "--offline", "--old", filepath.Join(root, crdUpgradeDir, "old.yaml"),
+		"--objects", objectsFile, "-f", newFile, "-o", "json"), len(docs))
+	impacts := make([]*crdupgrade.ObjectImpact, len(docs))
+	for i, d := range docs {
+		name := prune.Ref(d.Object).Name
+		impacts[i] = liveImpacts[name]
+		if impacts[i] == nil {
+			impacts[i] = &crdupgrade.ObjectImpact{Result: prune.Result{Object: prune.Ref(d.Object)}}
+		}
+		if diff := cmp.Diff(summary(offline[name]), summary(liveImpacts[name])); diff != "" {
+			t.Errorf("%s: the report offline (-) and live (+):\n%s", name, diff)
+		}
 	}
 
 	// The upgrade, really: then wait until the objects read with the new
@@ -187,6 +204,47 @@ func TestCRDUpgradeParity(t *testing.T) {
 	if diff := cmp.Diff([]string{"g1", "g2", "g3"}, hurt); diff != "" {
 		t.Errorf("objects hurt (-want +got):\n%s", diff)
 	}
+}
+
+// upgradeReport is the one upgrade of check-update -o json, its objects
+// by name; it exits 1 (objects are hurt) having checked them all.
+func upgradeReport(t *testing.T, r Result, objects int) map[string]*crdupgrade.ObjectImpact {
+	t.Helper()
+	var report struct {
+		Upgrades []struct {
+			ObjectsChecked int                        `json:"objectsChecked"`
+			Objects        []*crdupgrade.ObjectImpact `json:"objects"`
+		} `json:"upgrades"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &report); err != nil || r.Code != 1 || len(report.Upgrades) != 1 {
+		t.Fatalf("check-update: exit %d, %v; stdout:\n%s\nstderr:\n%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	if got := report.Upgrades[0].ObjectsChecked; got != objects {
+		t.Errorf("check-update checked %d objects, want %d", got, objects)
+	}
+	out := map[string]*crdupgrade.ObjectImpact{}
+	for _, imp := range report.Upgrades[0].Objects {
+		out[imp.Object.Name] = imp
+	}
+	return out
+}
+
+// summary is what an impact says, without where it was read from.
+func summary(imp *crdupgrade.ObjectImpact) []string {
+	if imp == nil {
+		return nil
+	}
+	var out []string
+	for _, ch := range imp.Changes {
+		out = append(out, fmt.Sprintf("%s %s %v", ch.Reason, ch.Path, ch.NewValue))
+	}
+	for _, e := range imp.Errors {
+		out = append(out, "create: "+e.Message)
+	}
+	for _, e := range imp.UpdateErrors {
+		out = append(out, "update: "+e.Message)
+	}
+	return out
 }
 
 // invalidCauses are the causes of an Invalid refusal, "field: message"
