@@ -76,7 +76,6 @@ const (
 	SubresourceAdded     Kind = "SubresourceAdded"
 
 	FieldRemoved           Kind = "FieldRemoved"
-	FieldAdded             Kind = "FieldAdded"
 	TypeChanged            Kind = "TypeChanged"
 	RequiredAdded          Kind = "RequiredAdded"
 	EnumTightened          Kind = "EnumTightened"

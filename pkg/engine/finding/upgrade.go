@@ -135,6 +135,12 @@ func describeCRDChange(ch crdupgrade.Change) string {
 		return fmt.Sprintf("%s default %s removed", field, JSON(ch.Old))
 	}
 	// The keyword changes: pattern, format, bounds, nullable, list and map types.
+	switch {
+	case ch.Old == nil:
+		return fmt.Sprintf("%s now has %s %s", field, ch.Keyword, JSON(ch.New))
+	case ch.New == nil:
+		return fmt.Sprintf("%s no longer has %s %s", field, ch.Keyword, JSON(ch.Old))
+	}
 	return fmt.Sprintf("%s %s changed from %s to %s", field, ch.Keyword, JSON(ch.Old), JSON(ch.New))
 }
 
