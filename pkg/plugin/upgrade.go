@@ -199,9 +199,9 @@ type upgradeReport struct {
 	// OldSource is absent when the old CRD is the cluster's.
 	OldSource      *document.Source `json:"oldSource,omitempty"`
 	ObjectsChecked int              `json:"objectsChecked"`
-	Changes        []upgradeChange  `json:"changes"`
 	// ObjectsHurt counts the objects that lose data or are refused.
-	ObjectsHurt int `json:"objectsHurt"`
+	ObjectsHurt int             `json:"objectsHurt"`
+	Changes     []upgradeChange `json:"changes"`
 	// Objects are the objects the upgrade changes or hurts, each as the
 	// prune report's items: what each reads as, why each is refused.
 	Objects     []*crdupgrade.ObjectImpact `json:"objects"`
