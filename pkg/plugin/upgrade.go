@@ -129,7 +129,8 @@ func (u *upgradeCheck) objectsFromFile(cat *catalog.Catalog, name string, stdin 
 
 // objectsFromCluster lists the objects of each upgraded CRD in every
 // version the old CRD serves (a client reads them in any), chunk at a
-// time, with progress on errOut when it is a terminal.
+// time, with progress on errOut when it is a terminal. A page is checked
+// while the next is listed: the server's time and ours overlap.
 func (u *upgradeCheck) objectsFromCluster(ctx context.Context, c *cluster, cat *catalog.Catalog, chunk int64, errOut io.Writer) error {
 	for _, up := range u.upgrades {
 		old := up.Old.CRD
@@ -138,40 +139,64 @@ func (u *upgradeCheck) objectsFromCluster(ctx context.Context, c *cluster, cat *
 				continue
 			}
 			gvr := runtimeschema.GroupVersionResource{Group: old.Object.Spec.Group, Version: version, Resource: old.Object.Spec.Names.Plural}
-			what := fmt.Sprintf("%s objects (%s)", old.Object.Spec.Names.Kind, version)
-			var p *progress
-			done := 0
-			err := c.ListObjects(ctx, gvr, chunk, func(items []unstructured.Unstructured, remaining int64) error {
-				if p == nil {
-					total := done + len(items)
-					if remaining > 0 {
-						total += int(remaining)
-					}
-					p = newProgress(errOut, total, what)
-				}
-				for i := range items {
-					if err := u.add(cat, &document.Document{Object: items[i].Object}); err != nil {
-						var ie *document.InputError
-						if errors.As(err, &ie) {
-							// An object the cluster serves that its own CRD cannot store: the server's business.
-							return &ExitError{Code: ExitInternal, Err: fmt.Errorf("%s: %s", prune.Ref(items[i].Object), ie.Msg)}
-						}
-						return err
-					}
-					done++
-					p.step(done)
-				}
-				return nil
-			})
-			if p != nil {
-				p.clear()
-			}
-			if err != nil {
+			if err := u.listAndCheck(ctx, c, cat, gvr, chunk, fmt.Sprintf("%s objects (%s)", old.Object.Spec.Names.Kind, version), errOut); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+func (u *upgradeCheck) listAndCheck(ctx context.Context, c *cluster, cat *catalog.Catalog, gvr runtimeschema.GroupVersionResource, chunk int64, what string, errOut io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := make(chan []unstructured.Unstructured, 1)
+	var p *progress
+	var checkErr error
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		done := 0
+		for items := range pages {
+			for i := 0; i < len(items) && checkErr == nil; i++ {
+				if err := u.add(cat, &document.Document{Object: items[i].Object}); err != nil {
+					checkErr = err
+					var ie *document.InputError
+					if errors.As(err, &ie) {
+						// An object the cluster serves that its own CRD cannot store: the server's business.
+						checkErr = &ExitError{Code: ExitInternal, Err: fmt.Errorf("%s: %s", prune.Ref(items[i].Object), ie.Msg)}
+					}
+					cancel()
+				}
+				done++
+				p.step(done)
+			}
+		}
+	}()
+	listErr := c.ListObjects(ctx, gvr, chunk, func(items []unstructured.Unstructured, remaining int64) error {
+		if p == nil {
+			total := len(items)
+			if remaining > 0 {
+				total += int(remaining)
+			}
+			p = newProgress(errOut, total, what)
+		}
+		select {
+		case pages <- items:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(pages)
+	<-checked
+	if p != nil {
+		p.clear()
+	}
+	if checkErr != nil {
+		return checkErr
+	}
+	return listErr
 }
 
 // failed says whether the upgrade fails the run: a Breaking, DataLoss or
