@@ -318,14 +318,15 @@ func (c *CRDCheck) check(cat *catalog.Catalog, upgrade *upgradeCheck, d *documen
 		return false, err
 	}
 	// The upgrade reads the object as written, before pruning: as the cluster has it.
-	upgraded, caused, err := upgrade.impact(cat, d)
-	if err != nil {
-		return false, err
-	}
+	// An object the new CRD cannot take at all is the prune check's error to tell.
+	upgraded, caused, upgradeErr := upgrade.impact(cat, d)
 	// A create is validated as one; an update (with ratcheting) below.
 	res, findings, err := cat.Prune(d, catalog.PruneOptions{Defaults: c.Defaults, Validate: old == nil})
 	if err != nil {
 		return false, err
+	}
+	if upgradeErr != nil {
+		return false, upgradeErr
 	}
 	ref := &yaml.ResourceIdentifier{
 		TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},

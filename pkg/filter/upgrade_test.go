@@ -86,6 +86,22 @@ func TestUpgrade(t *testing.T) {
     storage: false
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 `, 1)
+	// The new CRD serving only v2, converted by a webhook: no object of v1
+	// can be applied, nor read without the webhook.
+	v2Only := strings.Replace(newCRD, "  versions:\n  - name: v1\n    served: true\n    storage: true\n", `  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig: {url: "https://example.com/convert"}
+  versions:
+  - name: v2
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v1
+    served: false
+    storage: false
+`, 1)
 	gizmoV2 := "apiVersion: upgrade.example.com/v2\nkind: Gizmo\nmetadata: {name: g5, namespace: default}\nspec: {anything: 1}\n"
 	badPrevious := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(badPrevious, []byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gizmos.upgrade.example.com}\nspec: 5\n"), 0o600); err != nil {
@@ -194,6 +210,13 @@ func TestUpgrade(t *testing.T) {
 			`Gizmo default/g2 spec.size: the server would refuse it: spec.size: Invalid value: 9: spec.size in body should be less than or equal to 5`,
 			`Gizmo default/g3 spec.list[1]: the server would refuse it: spec.list[1]: Duplicate value: "p"`,
 			`Gizmo default/g3 spec.size: the server would refuse it: spec.size: Required value`),
+	}, {
+		// The item cannot be applied: the prune check says so, before
+		// the upgrade says it cannot read it.
+		name:   "an object of a version the new CRD does not serve",
+		config: "previous: " + upgradeOld,
+		items:  []string{v2Only, objects},
+		err:    `items[1]:2: version "v1" of CustomResourceDefinition gizmos.upgrade.example.com is not served`,
 	}, {
 		name:   "a previous CRD the server cannot decode",
 		config: "previous: " + badPrevious + "\nloadRestrictor: LoadRestrictionsNone",
