@@ -55,13 +55,16 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
   defaults: false         also write the schemas' defaults
   previous: [applied/]    the objects as rendered or applied before: each item with a previous
                           version (same group, kind, namespace, name) is checked as an update of it,
-                          as check-update does (CEL transition rules, x-kubernetes-mutability)
+                          as check-update does (CEL transition rules, x-kubernetes-mutability); a
+                          CRD in it is the previous version of the item CRD of its name: the
+                          upgrade is checked, the items' custom resources as the existing objects
   lowerMutability: false   rewrite the CRDs among the items with their x-kubernetes-mutability and
                           x-kubernetes-key-mutability markers lowered to CEL rules the API server
                           enforces, as kubectl crd lower-mutability does
-  failOn: [NonStructural, Update, Invalid]
+  failOn: [NonStructural, Update, Invalid, Breaking, DataLoss]
                           findings that are errors: Prune, NonStructural, Update, MissingCRD,
-                          Invalid (an object the server's validation refuses on create)
+                          Invalid (an object the server's validation refuses on create), and
+                          of a CRD upgrade Breaking, DataLoss, CRDChange (a compatible change)
   loadRestrictor: LoadRestrictionsRootOnly
                           as kustomize's --load-restrictor: crdPaths and previous must stay
                           in the working directory (symbolic links resolved); LoadRestrictionsNone

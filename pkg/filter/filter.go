@@ -48,12 +48,18 @@ const (
 	FindingUpdate        = string(finding.Update)
 	FindingMissingCRD    = string(finding.MissingCRD)
 	FindingInvalid       = string(finding.Invalid)
+	FindingBreaking      = string(finding.Breaking)
+	FindingDataLoss      = string(finding.DataLoss)
+	FindingCRDChange     = string(finding.CRDChange)
 )
 
 // DefaultFailOn are the findings that are errors when failOn is not set:
-// what the server would refuse (a non-structural CRD, an update, an
-// invalid object).
-var DefaultFailOn = []string{FindingNonStructural, FindingUpdate, FindingInvalid}
+// the checks whose findings the engine calls errors, as the plugin exits 1
+// on them. What the server would refuse (a non-structural CRD, an update,
+// an invalid object, a CRD update) and what a CRD upgrade loses of existing
+// objects; not what pruning drops from a manifest, a kind without a CRD,
+// or a compatible CRD change.
+var DefaultFailOn = []string{FindingNonStructural, FindingUpdate, FindingInvalid, FindingBreaking, FindingDataLoss}
 
 // CRDCheck is the function config, and the filter it configures: it prunes
 // the items as the API server stores them and checks updates, collecting
@@ -72,10 +78,13 @@ type CRDCheck struct {
 	Defaults bool `json:"defaults,omitempty"`
 	// Previous are files or directories with the objects as rendered or
 	// applied before: each item with a previous version (same group, kind,
-	// namespace and name) is checked as an update of it.
+	// namespace and name) is checked as an update of it. A CRD among them
+	// is the previous version of the CRD of that name among the items: the
+	// upgrade is checked, the items' custom resources standing for the
+	// existing objects.
 	Previous Paths `json:"previous,omitempty"`
-	// FailOn lists the findings that are errors (default NonStructural,
-	// Update, Invalid); the others are warnings.
+	// FailOn lists the findings that are errors (default DefaultFailOn);
+	// the others are warnings.
 	FailOn []string `json:"failOn,omitempty"`
 	// LoadRestrictor, as kustomize's --load-restrictor: LoadRestrictionsRootOnly
 	// (the default) refuses CRDPaths and Previous outside the working
@@ -166,7 +175,12 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			return nil, fmt.Errorf("previous: %w", err)
 		}
 		for _, d := range docs {
-			if err := cat.AddOld(d); err != nil {
+			// A previous CRD is the one a CRD of the items replaces.
+			ok, err := cat.AddPreviousCRD(d)
+			if !ok {
+				err = cat.AddOld(d)
+			}
+			if err != nil {
 				bad = append(bad, "previous: "+err.Error())
 			}
 		}
@@ -180,6 +194,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	// read one at a time below and dropped once checked, so that what an
 	// item costs beyond the ResourceList the protocol holds is small.
 	kinds := catalog.Kinds{}
+	upgrade := newUpgradeCheck()
 	for i, item := range items {
 		apiVersion, kind := item.GetApiVersion(), item.GetKind()
 		if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
@@ -192,6 +207,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 		for _, o := range doc.Objects() {
 			kinds.Add(o.Object)
+			upgrade.visit(o)
 			if err := c.addCRD(cat, o); err != nil {
 				return nil, err
 			}
@@ -199,6 +215,9 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
 	if err := cat.Resolve(context.Background(), kinds); err != nil {
+		return nil, err
+	}
+	if err := upgrade.compare(cat); err != nil {
 		return nil, err
 	}
 
@@ -217,7 +236,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		changed := false
 		// The objects kubectl would send: a List's items one by one.
 		for _, d := range doc.Objects() {
-			ch, err := c.check(cat, d, item)
+			ch, err := c.check(cat, upgrade, d, item)
 			if err != nil {
 				return nil, err
 			}
@@ -241,9 +260,15 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			out[i] = node
 		}
 	}
-	sort.SliceStable(c.Results, func(i, j int) bool { return c.Results[i].Severity < c.Results[j].Severity })
+	c.reportChanges(upgrade)
+	sort.SliceStable(c.Results, func(i, j int) bool {
+		return severityRank[c.Results[i].Severity] < severityRank[c.Results[j].Severity]
+	})
 	return out, nil
 }
+
+// severityRank orders results, errors first.
+var severityRank = map[framework.Severity]int{framework.Error: 0, framework.Warning: 1, framework.Info: 2}
 
 // readItem is an item as a document, named by its path annotation.
 func readItem(item *yaml.RNode, i int) (*document.Document, error) {
@@ -284,17 +309,24 @@ func (c *CRDCheck) addCRD(cat *catalog.Catalog, d *document.Document) error {
 }
 
 // check prunes one object and checks it as a create, or as an update when it
-// has a previous version; changed says whether pruning changed it.
-func (c *CRDCheck) check(cat *catalog.Catalog, d *document.Document, item *yaml.RNode) (changed bool, err error) {
+// has a previous version, and as an existing object of an upgraded CRD;
+// changed says whether pruning changed it.
+func (c *CRDCheck) check(cat *catalog.Catalog, upgrade *upgradeCheck, d *document.Document, item *yaml.RNode) (changed bool, err error) {
 	original := d.Object // the object as written, before the edits of pruning
 	old, err := cat.Old(context.Background(), d)
 	if err != nil {
 		return false, err
 	}
+	// The upgrade reads the object as written, before pruning: as the cluster has it.
+	// An object the new CRD cannot take at all is the prune check's error to tell.
+	upgraded, caused, upgradeErr := upgrade.impact(cat, d)
 	// A create is validated as one; an update (with ratcheting) below.
 	res, findings, err := cat.Prune(d, catalog.PruneOptions{Defaults: c.Defaults, Validate: old == nil})
 	if err != nil {
 		return false, err
+	}
+	if upgradeErr != nil {
+		return false, upgradeErr
 	}
 	ref := &yaml.ResourceIdentifier{
 		TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
@@ -320,6 +352,11 @@ func (c *CRDCheck) check(cat *catalog.Catalog, d *document.Document, item *yaml.
 		return false, nil
 	}
 	for _, f := range findings {
+		if !caused[findingKey(f)] {
+			c.report(f, ref, file)
+		}
+	}
+	for _, f := range upgraded {
 		c.report(f, ref, file)
 	}
 	if old != nil {
@@ -337,13 +374,17 @@ func (c *CRDCheck) check(cat *catalog.Catalog, d *document.Document, item *yaml.
 }
 
 // resultTags name, per check, the tag that carries a finding's reason.
-var resultTags = map[finding.Check]string{finding.Prune: "reason", finding.Invalid: "type", finding.Update: "rule"}
+var resultTags = map[finding.Check]string{finding.Prune: "reason", finding.Invalid: "type", finding.Update: "rule", finding.DataLoss: "reason"}
 
 // report adds a finding about ref in file as a result: an error when its
-// check is in failOn, else a warning. A finding of no check (a CRD defined
-// twice) is a warning, whatever failOn says.
-func (c *CRDCheck) report(f finding.Finding, ref *yaml.ResourceIdentifier, file *framework.File) {
+// check is in failOn, else a warning (info for a finding the engine calls
+// one). A finding of no check (a CRD defined twice) is never an error,
+// whatever failOn says.
+func (c *CRDCheck) report(f finding.Finding, ref *yaml.ResourceIdentifier, file *framework.File) *framework.Result {
 	r := &framework.Result{Message: f.Message, Severity: framework.Warning, ResourceRef: ref, File: file}
+	if f.Severity == finding.Info {
+		r.Severity = framework.Info
+	}
 	if f.Path != "" {
 		r.Field = &framework.Field{Path: f.Path, CurrentValue: f.Value, ProposedValue: f.NewValue}
 	}
@@ -359,6 +400,7 @@ func (c *CRDCheck) report(f finding.Finding, ref *yaml.ResourceIdentifier, file 
 		}
 	}
 	c.Results = append(c.Results, r)
+	return r
 }
 
 // root is the directory that paths must stay in, symbolic links resolved;

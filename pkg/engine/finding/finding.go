@@ -30,7 +30,7 @@ const (
 )
 
 // Checks are every check, in the order their names are listed.
-var Checks = []Check{Prune, NonStructural, Update, MissingCRD, Invalid}
+var Checks = []Check{Prune, NonStructural, Update, MissingCRD, Invalid, Breaking, DataLoss, CRDChange}
 
 // Severity says whether a finding fails a run.
 type Severity string

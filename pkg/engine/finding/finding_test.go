@@ -49,3 +49,34 @@ func TestConversions(t *testing.T) {
 		}
 	}
 }
+
+// The objects a change hurts, at the end of its message: the first three
+// by name; every object for a harmful change of none in particular.
+func TestObjectsHurt(t *testing.T) {
+	objs := func(names ...string) []prune.ObjectRef {
+		var out []prune.ObjectRef
+		for _, n := range names {
+			out = append(out, prune.ObjectRef{Kind: "Gizmo", Namespace: "default", Name: n})
+		}
+		return out
+	}
+	removed := crdupgrade.Change{Kind: crdupgrade.FieldRemoved, Severity: crdupgrade.DataLoss}
+	unserved := crdupgrade.Change{Kind: crdupgrade.VersionUnserved, Severity: crdupgrade.Breaking}
+	added := crdupgrade.Change{Kind: crdupgrade.VersionAdded, Severity: crdupgrade.Info}
+	for _, tc := range []struct {
+		a       crdupgrade.Affected
+		checked int
+		want    string
+	}{
+		{crdupgrade.Affected{Change: removed, Counted: true}, 4, ""},
+		{crdupgrade.Affected{Change: removed, Counted: true, Objects: objs("a")}, 4, " [1 object: Gizmo default/a]"},
+		{crdupgrade.Affected{Change: removed, Counted: true, Objects: objs("a", "b", "c", "d", "e")}, 5, " [5 objects: Gizmo default/a, Gizmo default/b, Gizmo default/c, and 2 more]"},
+		{crdupgrade.Affected{Change: unserved}, 4, " [all 4 objects]"},
+		{crdupgrade.Affected{Change: unserved}, 0, ""},
+		{crdupgrade.Affected{Change: added}, 4, ""},
+	} {
+		if got := ObjectsHurt(tc.a, tc.checked); got != tc.want {
+			t.Errorf("ObjectsHurt(%s, %d objects, %d checked) = %q, want %q", tc.a.Change.Kind, len(tc.a.Objects), tc.checked, got, tc.want)
+		}
+	}
+}

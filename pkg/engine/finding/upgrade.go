@@ -2,6 +2,7 @@ package finding
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -11,9 +12,6 @@ import (
 // fails a run, so that failOn: [DataLoss, Breaking, Invalid] reads as the
 // severities; Invalid is the create check's own (the same meaning: objects
 // the server's validation refuses). The compatible changes are CRDChange.
-//
-// They join Checks when a front end reports them (failOn must not accept a
-// check that nothing reports).
 const (
 	Breaking  Check = "Breaking"  // the server refuses the CRD update, or clients break
 	DataLoss  Check = "DataLoss"  // the server drops data of existing objects
@@ -175,4 +173,47 @@ func FromImpact(imp *crdupgrade.ObjectImpact) []Finding {
 			Message: "even an unchanged update of it would be refused under the new CRD: " + e.Message})
 	}
 	return out
+}
+
+// ObjectsHurt says which objects a change hurts, for the end of its
+// message, the first few by name: " [2 objects: a, b]", " [all 4 objects]"
+// for a change that concerns every object (a version, a name) once
+// checked is more than 0; "" when it hurts none.
+func ObjectsHurt(a crdupgrade.Affected, checked int) string {
+	if !a.Counted {
+		if checked == 0 || a.Change.Severity.Rank() > crdupgrade.Invalid.Rank() {
+			return ""
+		}
+		return fmt.Sprintf(" [all %s]", count(checked, "object"))
+	}
+	if len(a.Objects) == 0 {
+		return ""
+	}
+	const shown = 3
+	var names []string
+	for i, o := range a.Objects {
+		if i == shown {
+			names = append(names, fmt.Sprintf("and %d more", len(a.Objects)-shown))
+			break
+		}
+		names = append(names, o.String())
+	}
+	return fmt.Sprintf(" [%s: %s]", count(len(a.Objects), "object"), strings.Join(names, ", "))
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// NotExisting is an object of a version its CRD's previous version does
+// not have: created by the upgrade, not an existing object it can hurt. A
+// note of no check.
+func NotExisting(crdName, version string) Finding {
+	return Finding{
+		Severity: Info,
+		Message:  fmt.Sprintf("the previous CustomResourceDefinition %s has no version %s: a new object, not one the upgrade can hurt; not checked as one", crdName, version),
+	}
 }
