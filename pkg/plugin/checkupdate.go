@@ -162,7 +162,8 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	// cannot have stored (in.OldErrors), would be skipped or match nothing:
 	// refuse them all before anything is looked up.
 	var errs []error
-	upgrade := newUpgradeCheck()
+	upgrade := newUpgradeCheck(o.Output == "json")
+	defer upgrade.Close()
 	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
 		upgrade.visit(d)
 		kinds.Add(d.Object)
@@ -191,7 +192,9 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	}
 	defer out.Close()
 	if len(upgrade.names) > 0 {
-		out.addUpgrades(upgrade)
+		if err := out.addUpgrades(upgrade); err != nil {
+			return err
+		}
 	}
 	refused := upgrade.failed(o.Strict)
 	err = in.Documents(func(d *document.Document) error {

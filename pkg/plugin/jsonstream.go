@@ -30,13 +30,34 @@ func (a *jsonArray) Add(v interface{}) {
 	if b, a.err = indentedJSON(v, a.prefix+"  "); a.err != nil {
 		return
 	}
+	a.next()
+	a.write(string(b))
+}
+
+// addEncoded writes the next element, b, as indentedJSON encodes it at
+// the indent of the array's elements.
+func (a *jsonArray) addEncoded(b []byte) {
+	a.next()
+	a.write(string(b))
+}
+
+// addFunc writes the next element with fn, given the indent of the
+// element's members.
+func (a *jsonArray) addFunc(fn func(w io.Writer, prefix string) error) {
+	a.next()
+	if a.err == nil {
+		a.err = fn(a.w, a.prefix+"    ")
+	}
+}
+
+// next starts the next element.
+func (a *jsonArray) next() {
 	sep := ",\n"
 	if a.n == 0 {
 		sep = "[\n"
 	}
 	a.n++
 	a.write(sep + a.prefix + "  ")
-	a.write(string(b))
 }
 
 // Close ends the array; the error is the first of any write or encoding.

@@ -22,7 +22,8 @@ type updateOutput struct {
 	out, errOut io.Writer
 	err         error
 	// upgrades, of -o json, follow the items.
-	upgrades []upgradeReport
+	upgrades  []upgradeReport
+	isUpgrade bool
 }
 
 func newUpdateOutput(format string) (*updateOutput, error) {
@@ -42,15 +43,12 @@ func newUpdateOutput(format string) (*updateOutput, error) {
 }
 
 // addUpgrades adds the report of CRD upgrades: in text, before the items.
-func (u *updateOutput) addUpgrades(up *upgradeCheck) {
+func (u *updateOutput) addUpgrades(up *upgradeCheck) error {
 	if u.items != nil {
-		u.upgrades = up.reports()
-		if u.upgrades == nil {
-			u.upgrades = []upgradeReport{}
-		}
-		return
+		u.upgrades, u.isUpgrade = up.reports(), true
+		return nil
 	}
-	up.print(u.out)
+	return up.print(u.out)
 }
 
 // Add writes the next item of the report.
@@ -70,9 +68,15 @@ func (u *updateOutput) Finish(out, errOut io.Writer) error {
 		if err := u.items.Close(); err != nil {
 			return spoolError(err)
 		}
-		if u.upgrades != nil {
+		if u.isUpgrade {
 			u.doc.Key("upgrades")
-			u.doc.Value(u.upgrades)
+			arr := u.doc.Array()
+			for _, r := range u.upgrades {
+				arr.addFunc(r.writeJSON)
+			}
+			if err := arr.Close(); err != nil {
+				return spoolError(err)
+			}
 		}
 		if err := u.doc.Close(); err != nil {
 			return spoolError(err)

@@ -1,17 +1,21 @@
 package plugin
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -29,25 +33,73 @@ type upgradeCheck struct {
 	names map[string]bool
 
 	upgrades []*catalog.Upgrade
-	// checked counts the objects checked, by CRD name; changed are those
-	// an upgrade changes or hurts, in the order checked, and hurt counts
-	// those it hurts (a DataLoss or Invalid finding).
+	// checked counts the objects checked, by CRD name; hurt those an
+	// upgrade hurts (a DataLoss or Invalid finding).
 	checked map[string]int
-	changed map[string][]upgradeObject
 	hurt    map[string]int
+	// objects hold, by CRD name, what the report says of each object, in
+	// the order checked, on disk: a scan of any size takes the memory of
+	// one object. With json, every object changed or hurt, each an
+	// element of "objects"; else the lines of the objects hurt.
+	json    bool
+	objects map[string]*objectRecords
 	// skipped counts the objects of --objects no upgrade concerns.
 	skipped int
 }
 
-type upgradeObject struct {
-	impact   *crdupgrade.ObjectImpact
-	findings []finding.Finding
-	hurt     bool
+func newUpgradeCheck(json bool) *upgradeCheck {
+	return &upgradeCheck{names: map[string]bool{}, checked: map[string]int{}, hurt: map[string]int{}, json: json, objects: map[string]*objectRecords{}}
 }
 
-func newUpgradeCheck() *upgradeCheck {
-	return &upgradeCheck{names: map[string]bool{}, checked: map[string]int{}, changed: map[string][]upgradeObject{}, hurt: map[string]int{}}
+// Close removes the spools.
+func (u *upgradeCheck) Close() {
+	for _, r := range u.objects {
+		r.spool.Close()
+	}
 }
+
+// objectRecords are records in a spool, each a length and its bytes.
+type objectRecords struct {
+	spool *safewrite.Spool
+	n     int
+}
+
+func (r *objectRecords) add(b []byte) error {
+	rec := binary.AppendUvarint(nil, uint64(len(b)))
+	if _, err := r.spool.Write(append(rec, b...)); err != nil {
+		return spoolError(err)
+	}
+	r.n++
+	return nil
+}
+
+// each calls fn with each record, in the order added; the bytes are fn's
+// only until it returns.
+func (r *objectRecords) each(fn func([]byte) error) error {
+	if err := r.spool.Rewind(); err != nil {
+		return spoolError(err)
+	}
+	br := bufio.NewReader(r.spool)
+	var buf []byte
+	for i := 0; i < r.n; i++ {
+		n, err := binary.ReadUvarint(br)
+		if err == nil {
+			buf = slices.Grow(buf[:0], int(n))[:n]
+			_, err = io.ReadFull(br, buf)
+		}
+		if err != nil {
+			return spoolError(err)
+		}
+		if err := fn(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upgradeObjectIndent is the indent of the members of an element of
+// upgrades[].objects in -o json, four levels deep.
+const upgradeObjectIndent = "        "
 
 // visit notes the CRDs among the objects of -f.
 func (u *upgradeCheck) visit(d *document.Document) {
@@ -70,15 +122,47 @@ func (u *upgradeCheck) add(cat *catalog.Catalog, d *document.Document) error {
 	if len(findings) == 0 {
 		return nil
 	}
-	o := upgradeObject{impact: imp, findings: findings}
+	hurt := false
 	for _, f := range findings {
-		o.hurt = o.hurt || f.Severity == finding.Error
+		hurt = hurt || f.Severity == finding.Error
 	}
-	if o.hurt {
+	if hurt {
 		u.hurt[imp.CRD]++
 	}
-	u.changed[imp.CRD] = append(u.changed[imp.CRD], o)
-	return nil
+	if !hurt && !u.json {
+		return nil
+	}
+	records := u.objects[imp.CRD]
+	if records == nil {
+		spool, err := safewrite.NewSpool()
+		if err != nil {
+			return &ExitError{Code: ExitInternal, Err: fmt.Errorf("a spool for the report: %w", err)}
+		}
+		records = &objectRecords{spool: spool}
+		u.objects[imp.CRD] = records
+	}
+	if u.json {
+		b, err := indentedJSON(imp, upgradeObjectIndent)
+		if err != nil {
+			return err
+		}
+		return records.add(b)
+	}
+	var lines bytes.Buffer
+	for _, f := range findings {
+		if f.Severity != finding.Error {
+			continue
+		}
+		where := ""
+		if src := imp.Source; src.File != "" {
+			if f.Line > 0 {
+				src.Line = f.Line
+			}
+			where = " (" + src.String() + ")"
+		}
+		fmt.Fprintf(&lines, "    %s: %s%s\n", imp.Object, f.Message, where)
+	}
+	return records.add(lines.Bytes())
 }
 
 // objectsFromFiles checks the objects of --objects, read one document at a time.
@@ -225,12 +309,45 @@ type upgradeReport struct {
 	OldSource      *document.Source `json:"oldSource,omitempty"`
 	ObjectsChecked int              `json:"objectsChecked"`
 	// ObjectsHurt counts the objects that lose data or are refused.
-	ObjectsHurt int             `json:"objectsHurt"`
-	Changes     []upgradeChange `json:"changes"`
-	// Objects are the objects the upgrade changes or hurts, each as the
-	// prune report's items: what each reads as, why each is refused.
-	Objects     []*crdupgrade.ObjectImpact `json:"objects"`
-	Unexplained []crdupgrade.Unexplained   `json:"unexplained,omitempty"`
+	ObjectsHurt int                      `json:"objectsHurt"`
+	Changes     []upgradeChange          `json:"changes"`
+	Unexplained []crdupgrade.Unexplained `json:"unexplained,omitempty"`
+	// "objects", last, are the objects the upgrade changes or hurts, each
+	// as the prune report's items (crdupgrade.ObjectImpact): what each
+	// reads as, why each is refused. writeJSON writes them from the spool.
+	objects *objectRecords
+}
+
+// writeJSON writes r, an element of "upgrades" whose members are indented
+// by prefix, as encoding/json writes it whole with "objects" its last
+// member, the objects read from the spool one at a time.
+func (r upgradeReport) writeJSON(w io.Writer, prefix string) error {
+	if prefix+"  " != upgradeObjectIndent {
+		return fmt.Errorf("upgrades[].objects at indent %q, encoded at %q", prefix+"  ", upgradeObjectIndent)
+	}
+	outer := prefix[:len(prefix)-2]
+	head, err := indentedJSON(r, outer)
+	if err != nil {
+		return err
+	}
+	head = bytes.TrimSuffix(head, []byte("\n"+outer+"}"))
+	if _, err := fmt.Fprintf(w, "%s,\n%s\"objects\": ", head, prefix); err != nil {
+		return err
+	}
+	arr := &jsonArray{w: w, prefix: prefix}
+	if r.objects != nil {
+		if err := r.objects.each(func(b []byte) error {
+			arr.addEncoded(b)
+			return arr.err
+		}); err != nil {
+			return err
+		}
+	}
+	if err := arr.Close(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "\n%s}", outer)
+	return err
 }
 
 type upgradeChange struct {
@@ -252,7 +369,7 @@ func (u *upgradeCheck) reports() []upgradeReport {
 	var out []upgradeReport
 	for _, up := range u.upgrades {
 		name := up.New.CRD.Name()
-		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: u.checked[name], ObjectsHurt: u.hurt[name], Changes: []upgradeChange{}, Objects: []*crdupgrade.ObjectImpact{}, Unexplained: up.Unexplained}
+		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: u.checked[name], ObjectsHurt: u.hurt[name], Changes: []upgradeChange{}, Unexplained: up.Unexplained, objects: u.objects[name]}
 		if up.OldSource.File != "" {
 			src := up.OldSource
 			r.OldSource = &src
@@ -266,18 +383,15 @@ func (u *upgradeCheck) reports() []upgradeReport {
 			r.Changes = append(r.Changes, upgradeChange{Kind: ch.Kind, Severity: ch.Severity, Version: ch.Version, Path: ch.Path,
 				Keyword: ch.Keyword, Old: ch.Old, New: ch.New, Message: up.Findings[i].Message, Objects: objects, AllObjects: !a.Counted})
 		}
-		for _, c := range u.changed[name] {
-			r.Objects = append(r.Objects, c.impact)
-		}
 		out = append(out, r)
 	}
 	return out
 }
 
-// printUpgrades writes the text report: per CRD, its changes grouped by
+// print writes the text report: per CRD, its changes grouped by
 // severity, the worst first, each with the objects it hurts, then per hurt
 // object what it loses and why it would be refused.
-func (u *upgradeCheck) print(out io.Writer) {
+func (u *upgradeCheck) print(out io.Writer) error {
 	for _, up := range u.upgrades {
 		name := up.New.CRD.Name()
 		old := "the cluster's"
@@ -297,57 +411,23 @@ func (u *upgradeCheck) print(out io.Writer) {
 					fmt.Fprintf(out, "  %s:\n", sev)
 					heading = true
 				}
-				fmt.Fprintf(out, "    %s%s\n", up.Findings[i].Message, objectsHurt(a, u.checked[name]))
+				fmt.Fprintf(out, "    %s%s\n", up.Findings[i].Message, finding.ObjectsHurt(a, u.checked[name]))
 			}
 		}
-		if u.hurt[name] > 0 {
+		if records := u.objects[name]; records != nil && u.hurt[name] > 0 {
 			fmt.Fprintf(out, "  Objects hurt:\n")
-		}
-		for _, h := range u.changed[name] {
-			if !h.hurt {
-				continue
-			}
-			for _, f := range h.findings {
-				if f.Severity != finding.Error {
-					continue
-				}
-				where := ""
-				if src := h.impact.Source; src.File != "" {
-					if f.Line > 0 {
-						src.Line = f.Line
-					}
-					where = " (" + src.String() + ")"
-				}
-				fmt.Fprintf(out, "    %s: %s%s\n", h.impact.Object, f.Message, where)
+			if err := records.each(func(b []byte) error {
+				_, err := out.Write(b)
+				return err
+			}); err != nil {
+				return err
 			}
 		}
 		for _, x := range up.Unexplained {
 			fmt.Fprintf(out, "  Unexplained: %s (%s): no change found accounts for it\n", x.Path, x.What)
 		}
 	}
-}
-
-// objectsHurt says which objects a change hurts, the first few by name.
-func objectsHurt(a crdupgrade.Affected, checked int) string {
-	if !a.Counted {
-		if checked == 0 || a.Change.Severity.Rank() > crdupgrade.Invalid.Rank() {
-			return ""
-		}
-		return fmt.Sprintf(" [all %s]", plural(checked, "object"))
-	}
-	if len(a.Objects) == 0 {
-		return ""
-	}
-	const shown = 3
-	var names []string
-	for i, o := range a.Objects {
-		if i == shown {
-			names = append(names, fmt.Sprintf("and %d more", len(a.Objects)-shown))
-			break
-		}
-		names = append(names, o.String())
-	}
-	return fmt.Sprintf(" [%s: %s]", plural(len(a.Objects), "object"), strings.Join(names, ", "))
+	return nil
 }
 
 // newCRDsWithoutOld names the CRDs of -f no upgrade concerns: new to the
