@@ -29,7 +29,7 @@ var (
 		`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.name" removed from the schema: pruned from every stored object [1 object: Gizmo default/g1]`,
 		`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.list" x-kubernetes-list-type changed from "atomic" to "set" [1 object: Gizmo default/g3]`,
 		`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.mode" no longer allows ["c"] [1 object: Gizmo default/g2]`,
-		`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" maximum changed from null to 5 [1 object: Gizmo default/g2]`,
+		`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" now has maximum 5 [1 object: Gizmo default/g2]`,
 		`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" now required [1 object: Gizmo default/g3]`,
 	}
 	upgradeDefault       = `CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.canary" new default "new": objects without it read as having it [4 objects: Gizmo default/g1, Gizmo default/g2, Gizmo default/g3, and 1 more]`
@@ -149,7 +149,7 @@ func TestUpgrade(t *testing.T) {
 			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.name" removed from the schema: pruned from every stored object`,
 			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.list" x-kubernetes-list-type changed from "atomic" to "set"`,
 			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.mode" no longer allows ["c"]`,
-			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" maximum changed from null to 5`,
+			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" now has maximum 5`,
 			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" now required`,
 			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.canary" new default "new": objects without it read as having it`),
 		tags: map[string]string{"finding": "DataLoss", "change": "PreserveUnknownRemoved", "version": "v1", "path": "spec.extra", "objects": "0", "checked": "0"},
@@ -168,7 +168,7 @@ func TestUpgrade(t *testing.T) {
 				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.name" removed from the schema: pruned from every stored object`,
 				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.list" x-kubernetes-list-type changed from "atomic" to "set"`,
 				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.mode" no longer allows ["c"]`,
-				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" maximum changed from null to 5`,
+				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" now has maximum 5`,
 				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.size" now required`,
 				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.canary" new default "new": objects without it read as having it`)),
 		fails: true,
