@@ -65,10 +65,10 @@ CRD upgrades: when -f holds CustomResourceDefinitions, each is compared with the
 replaces (of --old, else the cluster's): the server's own CRD update validation, versions, names,
 scope, and per version the fields removed, types changed, required fields added, enum, pattern,
 format and bounds tightened, list types, defaults and rules, each with a severity (Breaking,
-DataLoss, Invalid, Warning, Info). Then every existing object (of --objects, else listed from the
-cluster in every served version, --chunk-size at a time) is run through the new CRD as the server
-runs it: what it loses when read (pruning), why a create of it again, or even an unchanged update
-(ratcheting), would be refused. Exit 1 when a Breaking, DataLoss or Invalid change hurts at least
+DataLoss, Invalid, Warning, Info). Then every existing object (of --objects; else, offline, the
+objects of --old; else listed from the cluster in every served version, --chunk-size at a time) is
+run through the new CRD as the server runs it: what it loses when read (pruning), why a create of
+it again, or even an unchanged update (ratcheting), would be refused. Exit 1 when a Breaking, DataLoss or Invalid change hurts at least
 one object or the server refuses the CRD update (--strict: when one exists at all).
 ` + exitCodesHelp,
 		Example: `  # Would applying these objects be refused by the cluster?
@@ -257,6 +257,13 @@ func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck)
 		}
 		if u.skipped > 0 {
 			fmt.Fprintf(o.ErrOut, "Warning: %s of --objects: of no upgraded CRD's kind and version, not checked\n", plural(u.skipped, "object"))
+		}
+	case o.Offline && len(o.catalog.OldObjects()) > 0:
+		// The old objects are what the cluster holds, as far as files tell.
+		for _, d := range o.catalog.OldObjects() {
+			if err := u.add(o.catalog, d); err != nil {
+				return inputError(err)
+			}
 		}
 	case o.Offline:
 		fmt.Fprintf(o.ErrOut, "Warning: no existing objects checked: give them with --objects FILE|DIR\n")

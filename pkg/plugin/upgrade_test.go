@@ -93,6 +93,8 @@ func TestCheckUpdateCRDUpgradeExitAndNotes(t *testing.T) {
 			"7 changes; 0 objects checked, 0 hurt", "Warning: no existing objects checked: give them with --objects FILE|DIR\n"},
 		{"--strict: a harmful change fails the run by itself", append(base, "--strict"), "", ExitFindings,
 			"7 changes; 0 objects checked, 0 hurt", "Warning: no existing objects checked: give them with --objects FILE|DIR\n"},
+		{"offline, the objects of --old are the existing ones", []string{"check-update", "--offline", "--old", upgradeOld, "--old", upgradeObjects, "-f", upgradeNew}, "", ExitFindings,
+			"7 changes; 4 objects checked, 3 hurt", ""},
 		{"objects of other kinds are said to be skipped", append(base, "--objects", other), "", ExitOK,
 			"1 object checked, 0 hurt", "Warning: 1 object of --objects: of no upgraded CRD's kind and version, not checked\n"},
 		{"the CRD against itself: no change", []string{"check-update", "--offline", "--old", upgradeOld, "-f", upgradeOld, "--objects", upgradeObjects}, "", ExitOK,

@@ -138,3 +138,20 @@ func (c *Catalog) UpgradeImpact(d *document.Document) (*crdupgrade.ObjectImpact,
 	u.Unexplained = append(u.Unexplained, u.Tally.Add(imp)...)
 	return imp, finding.FromImpact(imp), nil
 }
+
+// OldObjects are the objects AddOld added, in the order of their sources:
+// offline, the existing objects an upgrade can hurt, when no others are given.
+func (c *Catalog) OldObjects() []*document.Document {
+	out := make([]*document.Document, 0, len(c.olds))
+	for _, d := range c.olds {
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Source, out[j].Source
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	return out
+}
