@@ -330,14 +330,16 @@ func report(w io.Writer, o options, in *inputSet, tools []*tool, notes []string)
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s %s/%s\n", runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "input: %d CRDs (%d kinds, %.1f MiB of YAML); %d objects (%.1f MiB), %d with an unknown field; %d rounds, medians\n\n",
 		in.CRDs, in.Kinds, float64(in.CRDBytes)/(1<<20), in.N, float64(in.Bytes)/(1<<20), in.Unknown, o.rounds)
-	var base time.Duration
+	// Ratios are to kubectl crd prune: of the wall times, and of the CPU
+	// times, steadier on a shared machine.
+	var base, baseCPU time.Duration
 	for _, t := range tools {
 		if t.name == "kubectl crd prune" && len(t.runs) > 0 {
-			base, _, _ = t.stats()
+			base, baseCPU, _ = t.stats()
 		}
 	}
-	fmt.Fprintf(w, "| %-32s | %9s | %9s | %9s | %9s | %s\n", "tool", "wall", "user+sys", "peak RSS", "× prune", "runs")
-	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s\n", strings.Repeat("-", 34), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), "-----")
+	fmt.Fprintf(w, "| %-32s | %9s | %9s | %9s | %9s | %9s | %s\n", "tool", "wall", "user+sys", "peak RSS", "wall ×", "CPU ×", "runs")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s\n", strings.Repeat("-", 34), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), "-----")
 	byName := map[string]*tool{}
 	for _, t := range tools {
 		byName[t.name] = t
@@ -345,15 +347,16 @@ func report(w io.Writer, o options, in *inputSet, tools []*tool, notes []string)
 			continue
 		}
 		wall, cpu, rss := t.stats()
-		ratio := "-"
-		if base > 0 {
+		ratio, cpuRatio := "-", "-"
+		if base > 0 && baseCPU > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(wall)/float64(base))
+			cpuRatio = fmt.Sprintf("%.2f", float64(cpu)/float64(baseCPU))
 		}
 		runs := fmt.Sprint(len(t.runs))
 		if t.note != "" {
 			runs += " (" + t.note + ")"
 		}
-		fmt.Fprintf(w, "| %-32s | %9s | %9s | %6.0f MiB | %9s | %s\n", t.name, round(wall), round(cpu), rss, ratio, runs)
+		fmt.Fprintf(w, "| %-32s | %9s | %9s | %6.0f MiB | %9s | %9s | %s\n", t.name, round(wall), round(cpu), rss, ratio, cpuRatio, runs)
 	}
 	// CPU per object: the run's minus the CRD load's, over the objects.
 	perObject := func(run, load string) string {
