@@ -348,7 +348,8 @@ func report(w io.Writer, o options, in *inputSet, tools []*tool, notes []string)
 		}
 		wall, cpu, rss := t.stats()
 		ratio, cpuRatio := "-", "-"
-		if base > 0 && baseCPU > 0 {
+		// Start-up is compared with its target, not with a run.
+		if base > 0 && baseCPU > 0 && t.repeat <= 1 {
 			ratio = fmt.Sprintf("%.2f", float64(wall)/float64(base))
 			cpuRatio = fmt.Sprintf("%.2f", float64(cpu)/float64(baseCPU))
 		}
