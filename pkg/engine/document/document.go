@@ -1,7 +1,8 @@
 // Package document reads YAML and JSON streams the way kubectl does (documents
-// split on "---" lines, each converted to JSON with sigs.k8s.io/yaml), and
-// keeps each document's YAML node tree too, so that edits keep comments, key
-// order and formatting, and every field can be traced to its source line.
+// split on "---" lines, each converted with sigs.k8s.io/yaml), and parses a
+// document's YAML node tree too where it is needed, so that edits keep
+// comments, key order and formatting, and a field can be traced to its
+// source line.
 package document
 
 import (
