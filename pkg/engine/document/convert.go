@@ -73,11 +73,12 @@ func isAnchorByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || c == '-'
 }
 
-// mayMerge reports whether text may hold a YAML merge key: "<<", or a tag
-// that could make a key one.
+// mayMerge reports whether text may hold a YAML merge key: "<<" plain, or
+// written otherwise ("\x3c\x3c") under a tag that makes it one (!!merge,
+// or spelt with a %TAG handle or a verbatim !<...>).
 func mayMerge(text []byte) bool {
-	return bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("merge")) && (bytes.Contains(text, []byte("!merge")) || bytes.Contains(text, []byte(":merge"))) ||
-		bytes.Contains(text, []byte("%TAG"))
+	return bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("!!")) ||
+		bytes.Contains(text, []byte("!<")) || bytes.Contains(text, []byte("%TAG"))
 }
 
 // v2Mapping is a document's top level decoded by yaml.v2 as a list of

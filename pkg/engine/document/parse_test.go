@@ -186,6 +186,8 @@ var parseCases = []string{
 	"kind: A\nspec:\n  a: [*x]\n",
 	"kind: A\nspec:\n  a: a*b\n  b: '*'\n  c: \"**x\"\n",
 	"kind: A\nspec:\n  !!merge \"\\x3c\\x3c\": {a: 1}\n",
+	"kind: A\nspec:\n  !<tag:yaml.org,2002:%6Derge> \"\\x3c\\x3c\": {a: 1}\n  a: 2\n",
+	"%TAG !e! tag:yaml.org,2002:\n---\nkind: A\nspec:\n  !e!merge \"\\x3c\\x3c\": {a: 1}\n",
 	"- key: a\n  value: b\n",
 	"{}\n",
 	"# c\n\n--- # d\n  kind: A\n",
