@@ -1,7 +1,8 @@
 // Package document reads YAML and JSON streams the way kubectl does (documents
-// split on "---" lines, each converted to JSON with sigs.k8s.io/yaml), and
-// keeps each document's YAML node tree too, so that edits keep comments, key
-// order and formatting, and every field can be traced to its source line.
+// split on "---" lines, each converted with sigs.k8s.io/yaml), and parses a
+// document's YAML node tree too where it is needed, so that edits keep
+// comments, key order and formatting, and a field can be traced to its
+// source line.
 package document
 
 import (
@@ -12,12 +13,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Source locates a document or a field: a file (or "-" for standard input) and a 1-based line.
@@ -62,9 +63,14 @@ type Document struct {
 	// a List's items have theirs.
 	Warnings []Warning
 
-	raw       []byte
-	node      *kyaml.Node // the DocumentNode
-	lineShift int         // added to node line numbers to get file lines
+	raw []byte
+	// node is the DocumentNode, parsed from raw on first need (see tree);
+	// nil when the YAML 1.2 parser refuses it, treeErr says why.
+	node      *kyaml.Node
+	treeErr   error
+	treeOnce  sync.Once
+	treeDone  bool
+	lineShift int // added to node line numbers to get file lines
 	seqIndent string
 	isJSON    bool
 	edited    bool
@@ -117,28 +123,36 @@ func shiftYAMLError(err error, file string, startLine int) *InputError {
 }
 
 func parseChunk(c chunk, file string) (*Document, error) {
-	// The node tree first: aliases are pointers in it, so their expansion is
-	// bounded before the conversion below makes it.
-	var node kyaml.Node
-	nodeErr := kyaml.NewDecoder(bytes.NewReader(c.text)).Decode(&node)
-	if nodeErr == nil && bytes.IndexByte(c.text, '*') >= 0 {
-		src := Source{File: file, Line: c.startLine}
-		if len(node.Content) > 0 {
-			src.Line += node.Content[0].Line - 1
-		}
-		if err := checkAliases(&node, src); err != nil {
-			return nil, err
-		}
+	d := &Document{
+		Source:    Source{File: file, Line: c.startLine},
+		raw:       c.text,
+		lineShift: c.startLine - 1,
 	}
-	if nodeErr != nil && bytes.IndexByte(c.text, '&') >= 0 && bytes.IndexByte(c.text, '*') >= 0 {
-		// Without the node tree the expansion of aliases cannot be bounded
-		// before the conversion below makes it: refuse rather than risk it.
-		ie := shiftYAMLError(nodeErr, file, c.startLine)
-		return nil, &InputError{Source: ie.Source, Err: ErrBeyondLimits, Msg: "this document may hold YAML aliases, and only kubectl's YAML 1.1 parser reads it (" + ie.Msg +
-			"): what its aliases expand to cannot be bounded before they expand; write it without aliases"}
+	// Aliases are pointers in the node tree, so their expansion is bounded
+	// there before the conversion below makes it: with aliases, the tree
+	// comes first. Without, it waits until an edit or a line needs it.
+	if mayHoldAliases(c.text) {
+		node, nodeErr := parseTree(c.text)
+		if nodeErr == nil {
+			src := Source{File: file, Line: c.startLine}
+			if len(node.Content) > 0 {
+				src.Line += node.Content[0].Line - 1
+			}
+			if err := checkAliases(node, src); err != nil {
+				return nil, err
+			}
+		}
+		if nodeErr != nil && bytes.IndexByte(c.text, '&') >= 0 {
+			// Without the node tree the expansion of aliases cannot be bounded
+			// before the conversion below makes it: refuse rather than risk it.
+			ie := shiftYAMLError(nodeErr, file, c.startLine)
+			return nil, &InputError{Source: ie.Source, Err: ErrBeyondLimits, Msg: "this document may hold YAML aliases, and only kubectl's YAML 1.1 parser reads it (" + ie.Msg +
+				"): what its aliases expand to cannot be bounded before they expand; write it without aliases"}
+		}
+		d.setTree(node, nodeErr)
 	}
 	// What kubectl sends: sigs.k8s.io/yaml's conversion (YAML 1.1 scalars).
-	js, err := sigsyaml.YAMLToJSON(c.data)
+	obj, js, dupes, err := toObject(c.data)
 	if err != nil {
 		ie := shiftYAMLError(err, file, c.startLine)
 		if l := firstUnprintable(c.data); l >= 0 && strings.Contains(err.Error(), "control characters are not allowed") {
@@ -146,36 +160,110 @@ func parseChunk(c chunk, file string) (*Document, error) {
 		}
 		return nil, ie
 	}
-	js = bytes.TrimSpace(js)
-	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
+	if obj == nil && (len(js) == 0 || bytes.Equal(js, []byte("null"))) {
 		return nil, nil
 	}
-	d := &Document{
-		Source:    Source{File: file, Line: c.startLine},
-		raw:       c.text,
-		lineShift: c.startLine - 1,
-		seqIndent: kyaml.DeriveSeqIndentStyle(string(c.text)),
+	// The document's line is that of its first node, after comments and
+	// separators: found in the text where its start is plain.
+	if l, ok := firstContentLine(c.text); ok && !d.treeDone {
+		d.Source.Line = c.startLine + l
+	} else if node := d.tree(); node != nil && len(node.Content) > 0 {
+		d.Source.Line = c.startLine + node.Content[0].Line - 1
 	}
-	if err := nodeErr; err != nil {
+	// Keys written twice are found in the node tree, and a List's items
+	// are located there.
+	if _, items := obj["items"]; dupes || items {
+		d.tree()
+	}
+	if err := d.treeErr; err != nil {
 		// kubectl's YAML 1.1 parser reads what the YAML 1.2 one of the
 		// node tree refuses: the object is checked all the same.
 		ie := shiftYAMLError(err, file, c.startLine)
 		d.Warnings = append(d.Warnings, Warning{Source: ie.Source, Msg: "kubectl reads this document, but not every YAML parser does (" + ie.Msg +
 			"): lines are not known, and an edit writes the document again without its comments"})
-	} else {
-		d.node = &node
-		if len(node.Content) > 0 {
-			d.Source.Line = c.startLine + node.Content[0].Line - 1
-		}
 	}
 	if c.dropped > 0 {
 		d.Warnings = append(d.Warnings, Warning{Source: Source{File: file, Line: c.dropped},
 			Msg: "kubectl's reader drops this last line (a multiple of 4096 bytes without a line break): the server never gets it"})
 	}
-	if err := d.decode(js); err != nil {
+	if err := d.decode(obj, js, dupes); err != nil {
 		return d, err
 	}
-	return d, d.checkSize(len(js))
+	// The JSON of a document without aliases is at most 6 times its text
+	// (a "<" is written \u003c), and some braces.
+	upTo := len(js)
+	if js == nil {
+		upTo = 6*len(c.data) + 16
+	}
+	return d, d.checkSize(upTo)
+}
+
+// parseTree parses a document's text into its YAML node tree.
+func parseTree(text []byte) (*kyaml.Node, error) {
+	var node kyaml.Node
+	if err := kyaml.NewDecoder(bytes.NewReader(text)).Decode(&node); err != nil {
+		return nil, err
+	}
+	return &node, nil
+}
+
+// tree is the document's node tree (its DocumentNode), parsed from its text
+// on first need: most documents are never edited, and their lines are never
+// asked for. nil when there is none.
+func (d *Document) tree() *kyaml.Node {
+	d.treeOnce.Do(func() {
+		if d.raw != nil {
+			d.node, d.treeErr = parseTree(d.raw)
+		}
+		d.treeDone = true
+	})
+	return d.node
+}
+
+// setTree gives the document the node tree its reader parsed already.
+func (d *Document) setTree(node *kyaml.Node, err error) {
+	d.treeOnce.Do(func() {
+		d.node, d.treeErr, d.treeDone = node, err, true
+	})
+}
+
+// firstContentLine is the 0-based line of text on which its first node
+// starts, after blank lines, comments and document separators, when these
+// and that line's start are plain enough to tell without parsing: no tabs,
+// directives, tags, anchors or line breaks other than "\n" and "\r\n".
+func firstContentLine(text []byte) (int, bool) {
+	for n := 0; len(text) > 0; n++ {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		// YAML breaks lines at these too.
+		if bytes.IndexByte(line, '\r') >= 0 || bytes.Contains(line, []byte("\u0085")) ||
+			bytes.Contains(line, []byte("\u2028")) || bytes.Contains(line, []byte("\u2029")) {
+			return 0, false
+		}
+		rest := bytes.TrimLeft(line, " ")
+		if bytes.HasPrefix(rest, []byte("---")) && len(rest) == len(line) {
+			rest = bytes.TrimLeft(rest[3:], " ")
+			if len(rest) > 0 && rest[0] != '#' {
+				return 0, false
+			}
+		}
+		switch {
+		case len(rest) == 0 || rest[0] == '#':
+			continue
+		case rest[0] >= 'a' && rest[0] <= 'z', rest[0] >= 'A' && rest[0] <= 'Z', rest[0] >= '0' && rest[0] <= '9',
+			rest[0] == '"', rest[0] == '\'', rest[0] == '{', rest[0] == '[', rest[0] == '_':
+			return n, true
+		case rest[0] == '-' && (len(rest) == 1 || rest[1] == ' '):
+			return n, true
+		}
+		return 0, false
+	}
+	return 0, false
 }
 
 // parseJSON reads a JSON document of a JSON stream, at line of the file.
@@ -184,35 +272,41 @@ func parseJSON(raw []byte, file string, line int) (*Document, error) {
 	if bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
-	var node kyaml.Node
-	if err := kyaml.NewDecoder(bytes.NewReader(raw)).Decode(&node); err != nil {
+	node, err := parseTree(raw)
+	if err != nil {
 		return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}
 	}
 	d := &Document{
 		Source:    Source{File: file, Line: line},
 		raw:       append([]byte(nil), raw...),
-		node:      &node,
 		lineShift: line - 1,
 		seqIndent: string(kyaml.CompactSequenceStyle),
 		isJSON:    true,
 	}
-	if err := d.decode(raw); err != nil {
+	d.setTree(node, nil)
+	if err := d.decode(nil, raw, true); err != nil {
 		return d, err
 	}
 	// Encoding again may escape more than raw did (<, >, & as \u003c).
 	return d, d.checkSize(6 * len(raw))
 }
 
-// decode sets the document's object from its JSON, the items of a list,
-// and the warnings about what kubectl passes in silence.
-func (d *Document) decode(js []byte) error {
-	obj, err := decodeObject(js)
-	if err != nil {
-		return &InputError{Source: d.Source, Msg: err.Error()}
+// decode sets the document's object (obj, or else decoded from its JSON),
+// the items of a list, and the warnings about what kubectl passes in
+// silence; dupes: a key may be written twice.
+func (d *Document) decode(obj map[string]interface{}, js []byte, dupes bool) error {
+	if obj == nil {
+		var err error
+		if obj, err = decodeObject(js); err != nil {
+			return &InputError{Source: d.Source, Msg: err.Error()}
+		}
 	}
 	d.Object = obj
 	if err := d.expandList(js); err != nil {
 		return err
+	}
+	if !dupes {
+		return nil
 	}
 	for _, dup := range duplicateKeys(d) {
 		// A List's items hold the warnings about them, with their paths.

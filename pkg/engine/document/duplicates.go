@@ -58,8 +58,8 @@ func duplicateKeys(d *Document) []duplicate {
 			}
 		}
 	}
-	if d.node != nil {
-		walk(d.node, nil)
+	if n := d.tree(); n != nil {
+		walk(n, nil)
 	}
 	return out
 }

@@ -60,9 +60,12 @@ func (d *Document) text() ([]byte, error) {
 	if d.out != nil {
 		return d.out, nil
 	}
+	if d.seqIndent == "" {
+		d.seqIndent = kyaml.DeriveSeqIndentStyle(string(d.raw))
+	}
 	var buf bytes.Buffer
 	enc := kyaml.NewEncoderWithOptions(&buf, &kyaml.EncoderOptions{SeqIndent: kyaml.SequenceIndentStyle(d.seqIndent)})
-	if err := enc.Encode(d.node); err != nil {
+	if err := enc.Encode(d.tree()); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

@@ -1,6 +1,7 @@
 package document
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,6 +38,13 @@ func (d *Document) expandList(js []byte) error {
 	}
 	if kind, _ := d.Object["kind"].(string); kind == "" {
 		return nil
+	}
+	if js == nil {
+		// Byte for byte the JSON sigs.k8s.io/yaml makes (see toObject).
+		var err error
+		if js, err = json.Marshal(d.Object); err != nil {
+			return &InputError{Source: d.Source, Msg: err.Error()}
+		}
 	}
 	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(js, nil, nil)
 	if err != nil {

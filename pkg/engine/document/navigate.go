@@ -13,10 +13,11 @@ import (
 
 // root is the document's top-level node.
 func (d *Document) root() *kyaml.Node {
-	if d.node == nil || len(d.node.Content) == 0 {
+	n := d.tree()
+	if n == nil || len(n.Content) == 0 {
 		return nil
 	}
-	return d.node.Content[0]
+	return n.Content[0]
 }
 
 // locate walks the node tree along p. It returns the node holding the value

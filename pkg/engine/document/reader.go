@@ -203,37 +203,31 @@ func consumeWhitespace(br *bufio.Reader) (ateNewline, ok bool) {
 	}
 }
 
-// readLine returns the next line as the upstream LineReader does (bufio's
-// ReadLine: without "\n" or "\r\n", then "\n" added), and as written.
-// Like it, it returns a last line that filled bufio's buffer exactly (a
-// multiple of 4096 bytes, no line break) together with io.EOF, and the
-// upstream YAMLReader then drops that line.
-func (r *Reader) readLine(room int) (line, written []byte, err error) {
+// readLine appends the next line to buf as written; the upstream
+// LineReader gives it without "\n" or "\r\n" (bufio's ReadLine), then
+// "\n" added. Like it, it returns a last line that filled bufio's buffer
+// exactly (a multiple of 4096 bytes, no line break) together with io.EOF,
+// and the upstream YAMLReader then drops that line.
+func (r *Reader) readLine(buf []byte, room int) ([]byte, error) {
+	start := len(buf)
 	full := false
 	for {
 		part, err := r.yaml.ReadSlice('\n')
-		written = append(written, part...)
-		if len(written) > room {
-			return nil, nil, errTooLarge
+		buf = append(buf, part...)
+		if len(buf)-start > room {
+			return buf[:start], errTooLarge
 		}
 		if err == bufio.ErrBufferFull {
 			full = true
 			continue
 		}
 		if len(part) == 0 && err != nil && (!full || !errors.Is(err, io.EOF)) {
-			return []byte("\n"), nil, err
-		}
-		line = written
-		switch {
-		case bytes.HasSuffix(line, []byte("\r\n")):
-			line = line[:len(line)-2]
-		case bytes.HasSuffix(line, []byte("\n")):
-			line = line[:len(line)-1]
+			return buf[:start], err
 		}
 		if len(part) == 0 {
-			return append(line[:len(line):len(line)], '\n'), written, err
+			return buf, err
 		}
-		return append(line[:len(line):len(line)], '\n'), written, nil
+		return buf, nil
 	}
 }
 
@@ -243,10 +237,11 @@ func (r *Reader) readLine(room int) (line, written []byte, err error) {
 func (r *Reader) nextChunk() (chunk, error) {
 	var c chunk
 	for {
-		l, written, err := r.readLine(MaxDocumentBytes - len(c.text))
+		before := len(c.text)
+		text, err := r.readLine(c.text, MaxDocumentBytes-before)
 		if errors.Is(err, errTooLarge) {
 			start := c.startLine
-			if len(c.data) == 0 {
+			if before == 0 {
 				start = r.line + 1
 			}
 			return chunk{}, tooLarge(r.file, start)
@@ -257,12 +252,14 @@ func (r *Reader) nextChunk() (chunk, error) {
 		if err == nil {
 			r.line++
 		}
-		if bytes.HasPrefix(l, []byte("---")) {
-			rest := strings.TrimSpace(string(l[3:]))
+		written := text[before:]
+		if bytes.HasPrefix(written, []byte("---")) {
+			rest := strings.TrimSpace(string(written[3:]))
 			if rest != "" && rest[0] != '#' {
 				return chunk{}, &InputError{Source: Source{File: r.file, Line: r.line}, Msg: "invalid YAML document separator: " + rest}
 			}
-			if len(c.data) != 0 {
+			if before != 0 {
+				c.text = text[:before]
 				return c.done(), nil
 			}
 			if err != nil {
@@ -277,27 +274,50 @@ func (r *Reader) nextChunk() (chunk, error) {
 				r.line++
 				c.dropped = r.line
 			}
-			if len(c.data) != 0 {
+			if before != 0 {
+				c.text = text[:before]
 				return c.done(), nil
 			}
 			return chunk{}, io.EOF
 		}
-		if len(c.data) == 0 {
+		if before == 0 {
 			c.startLine = r.line
 		}
-		c.data = append(c.data, l...)
-		c.text = append(c.text, written...)
+		c.text = text
 	}
 }
 
 // done ends the text as written with a line break, so that edits can add
-// lines after its last one.
+// lines after its last one, and makes the text kubectl's reader gives: each
+// line ended by "\n" alone.
 func (c chunk) done() chunk {
+	cr := bytes.IndexByte(c.text, '\r') >= 0
+	if cr {
+		c.data = make([]byte, 0, len(c.text)+1)
+		for rest := c.text; len(rest) > 0; {
+			line := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				line, rest = rest[:i+1], rest[i+1:]
+			} else {
+				rest = nil
+			}
+			switch {
+			case bytes.HasSuffix(line, []byte("\r\n")):
+				line = line[:len(line)-2]
+			case bytes.HasSuffix(line, []byte("\n")):
+				line = line[:len(line)-1]
+			}
+			c.data = append(append(c.data, line...), '\n')
+		}
+	}
 	if !bytes.HasSuffix(c.text, []byte("\n")) {
 		if bytes.Contains(c.text, []byte("\r\n")) {
 			c.text = append(c.text, '\r')
 		}
 		c.text = append(c.text, '\n')
+	}
+	if !cr {
+		c.data = c.text // no carriage return: the same lines
 	}
 	return c
 }

@@ -20,7 +20,7 @@ type textEdit struct {
 }
 
 func (d *Document) splice(edits []Edit) ([]byte, error) {
-	if d.node == nil || d.isJSON {
+	if d.isJSON || d.tree() == nil {
 		return nil, fmt.Errorf("not block YAML")
 	}
 	// YAML ends a line at a carriage return alone too, so the node tree's

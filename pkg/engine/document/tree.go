@@ -96,6 +96,7 @@ func (d *Document) replaceWith(obj map[string]interface{}) error {
 	if err != nil {
 		return err
 	}
+	d.tree() // parsed first: the tree is replaced, not parsed later
 	d.node = &kyaml.Node{Kind: kyaml.DocumentNode, Content: []*kyaml.Node{n}}
 	d.keys = nil
 	d.out, d.edited = nil, true
