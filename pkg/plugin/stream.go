@@ -244,7 +244,8 @@ func (in rereadable) each(fn func(*document.Document) error) error {
 		defer f.Close()
 		r = f
 	}
-	rd := document.NewReader(r, in.name)
+	rd := newReadAhead(document.NewReader(r, in.name))
+	defer rd.Close()
 	for {
 		d, err := rd.Next()
 		if err == io.EOF {
