@@ -79,11 +79,6 @@ type CRD struct {
 	// raw holds the structural representation of each version's schema as
 	// written, for the NonStructuralSchema check and the skeleton.
 	raw map[string]*structuralschema.Structural
-	// internal holds each version's schema in the internal version, which
-	// the structural schema and the server's validators are made from;
-	// internalErr the versions whose schema does not convert.
-	internal    map[string]*apiextensionsinternal.JSONSchemaProps
-	internalErr map[string]error
 	// convertErr holds versions whose schema cannot be represented as a
 	// structural schema at all (unsupported fields).
 	convertErr map[string]error
@@ -105,17 +100,9 @@ func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
 		raw:        map[string]*structuralschema.Structural{},
 		convertErr: map[string]error{},
 		servedErr:  map[string]error{},
-
-		internal:    map[string]*apiextensionsinternal.JSONSchemaProps{},
-		internalErr: map[string]error{},
 	}
 	for _, v := range crd.Spec.Versions {
-		props, err := internalFromV1(v.Schema)
-		c.internal[v.Name], c.internalErr[v.Name] = props, err
-		var s *structuralschema.Structural
-		if err == nil && props != nil {
-			s, err = structuralschema.NewStructural(props)
-		}
+		s, err := structuralFromV1(v.Schema)
 		if err != nil {
 			c.convertErr[v.Name] = err
 			continue
@@ -134,7 +121,7 @@ func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
 	return c
 }
 
-func internalFromV1(v *apiextensionsv1.CustomResourceValidation) (*apiextensionsinternal.JSONSchemaProps, error) {
+func structuralFromV1(v *apiextensionsv1.CustomResourceValidation) (*structuralschema.Structural, error) {
 	if v == nil || v.OpenAPIV3Schema == nil {
 		return nil, nil
 	}
@@ -142,15 +129,7 @@ func internalFromV1(v *apiextensionsv1.CustomResourceValidation) (*apiextensions
 	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v, internal, nil); err != nil {
 		return nil, err
 	}
-	return internal.OpenAPIV3Schema, nil
-}
-
-// InternalSchema is the openAPIV3Schema of a version in the internal
-// version, converted once, which the server's schema and CEL validators are
-// built from: nil without a schema, an error when it does not convert. It
-// is shared: not to be changed.
-func (c *CRD) InternalSchema(version string) (*apiextensionsinternal.JSONSchemaProps, error) {
-	return c.internal[version], c.internalErr[version]
+	return structuralschema.NewStructural(internal.OpenAPIV3Schema)
 }
 
 // Name is the CRD's metadata.name.

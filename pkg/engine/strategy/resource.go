@@ -90,10 +90,16 @@ func newValidator(crd *schema.CRD, version string) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Converted once with the structural schema, as the CRD handler does.
-	props, err := crd.InternalSchema(version)
-	if err != nil {
-		return nil, err
+	var internal *apiextensionsinternal.CustomResourceValidation
+	if v.Schema != nil {
+		internal = &apiextensionsinternal.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err != nil {
+			return nil, err
+		}
+	}
+	var props *apiextensionsinternal.JSONSchemaProps
+	if internal != nil {
+		props = internal.OpenAPIV3Schema
 	}
 	schemaValidator, _, err := apiextensionsvalidation.NewSchemaValidator(props)
 	if err != nil {
