@@ -193,8 +193,8 @@ func readFile(name string) ([]*document.Document, error) {
 //
 // The costly part, decoding and the server's validation of each CRD
 // (catalog.PrepareCRD), runs on other goroutines while the inputs are read,
-// one per core at most; the CRDs are added in order as they are ready, and
-// all of them by wait.
+// one per core but the reader's (one at least); the CRDs are added in order
+// as they are ready, and all of them by wait.
 type crdAdder struct {
 	cat   *catalog.Catalog
 	twice []inputWarning
@@ -212,7 +212,9 @@ func (a *crdAdder) add(d *document.Document) {
 		return
 	}
 	if a.slots == nil {
-		a.slots = make(chan struct{}, runtime.GOMAXPROCS(0))
+		// The reading goroutine has a core; more preparations at once
+		// would only raise the peak memory.
+		a.slots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
 	}
 	ready := make(chan *catalog.PreparedCRD, 1)
 	a.pending = append(a.pending, ready)
