@@ -15,36 +15,33 @@ import (
 
 var (
 	cpuBenchOnce  sync.Once
-	cpuBenchDir   string
-	cpuBenchFiles struct{ crds, objects, one string }
+	cpuBenchInput *benchinput.Input
 )
 
-// cpuBenchInput writes the corpus input once per test binary: 127 CRDs of
-// eight projects, -benchinput.objects objects (10,000) made from their
-// samples, and a file of one
-// object (for the cost of loading the CRDs alone).
-func cpuBenchInput(b *testing.B) {
+// cpuBenchFiles writes the corpus input into the benchmark's directory,
+// built once per test binary: about 127 CRDs of eight projects,
+// -benchinput.objects objects (10,000) made from their samples, and a file
+// of the first object (for the cost of loading the CRDs alone).
+func cpuBenchFiles(b *testing.B) (crds, objects, one string) {
 	cpuBenchOnce.Do(func() {
-		in := benchinput.Build(b, *benchinput.Objects)
-		dir, err := os.MkdirTemp("", "kubectl-crd-cpu-bench-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		cpuBenchDir = dir
-		cpuBenchFiles.crds, cpuBenchFiles.objects = in.Write(b, dir)
-		first := in.Objects
-		if i := bytes.Index(first[4:], []byte("\n---\n")); i >= 0 {
-			first = first[:i+5]
-		}
-		cpuBenchFiles.one = filepath.Join(dir, "one.yaml")
-		if err := os.WriteFile(cpuBenchFiles.one, first, 0o644); err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("%d CRDs, %d objects (%d with an unknown field), %d KiB", in.CRDCount, *benchinput.Objects, in.Unknown, len(in.Objects)/1024)
+		cpuBenchInput = benchinput.Build(b, *benchinput.Objects)
+		b.Logf("%d CRDs, %d objects (%d with an unknown field), %d KiB", cpuBenchInput.CRDCount, *benchinput.Objects, cpuBenchInput.Unknown, len(cpuBenchInput.Objects)/1024)
 	})
-	if cpuBenchDir == "" {
+	in := cpuBenchInput
+	if in == nil {
 		b.Skip("no input")
 	}
+	dir := b.TempDir()
+	crds, objects = in.Write(b, dir)
+	first := in.Objects
+	if i := bytes.Index(first[4:], []byte("\n---\n")); i >= 0 {
+		first = first[:i+5]
+	}
+	one = filepath.Join(dir, "one.yaml")
+	if err := os.WriteFile(one, first, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return crds, objects, one
 }
 
 func benchCommand(b *testing.B, args ...string) {
@@ -59,22 +56,22 @@ func benchCommand(b *testing.B, args ...string) {
 	}
 }
 
-// BenchmarkCPULoadCRDs is prune --offline of one object with the 127 CRDs:
+// BenchmarkCPULoadCRDs is prune --offline of one object with the CRDs:
 // the cost of reading, converting and validating the CRDs.
 func BenchmarkCPULoadCRDs(b *testing.B) {
-	cpuBenchInput(b)
-	benchCommand(b, "prune", "--offline", "--crd-file", cpuBenchFiles.crds, "-f", cpuBenchFiles.one)
+	crds, _, one := cpuBenchFiles(b)
+	benchCommand(b, "prune", "--offline", "--crd-file", crds, "-f", one)
 }
 
-// BenchmarkCPUPrune is prune --offline of 10,000 objects with the 127 CRDs.
+// BenchmarkCPUPrune is prune --offline of the objects with the CRDs.
 func BenchmarkCPUPrune(b *testing.B) {
-	cpuBenchInput(b)
-	benchCommand(b, "prune", "--offline", "--crd-file", cpuBenchFiles.crds, "-f", cpuBenchFiles.objects)
+	crds, objects, _ := cpuBenchFiles(b)
+	benchCommand(b, "prune", "--offline", "--crd-file", crds, "-f", objects)
 }
 
-// BenchmarkCPUCheckUpdate is check-update --offline of the 10,000 objects
+// BenchmarkCPUCheckUpdate is check-update --offline of the objects
 // against themselves as the old ones.
 func BenchmarkCPUCheckUpdate(b *testing.B) {
-	cpuBenchInput(b)
-	benchCommand(b, "check-update", "--offline", "--crd-file", cpuBenchFiles.crds, "--old", cpuBenchFiles.objects, "-f", cpuBenchFiles.objects)
+	crds, objects, _ := cpuBenchFiles(b)
+	benchCommand(b, "check-update", "--offline", "--crd-file", crds, "--old", objects, "-f", objects)
 }
