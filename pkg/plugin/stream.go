@@ -244,8 +244,7 @@ func (in rereadable) each(fn func(*document.Document) error) error {
 		defer f.Close()
 		r = f
 	}
-	rd := newReadAhead(document.NewReader(r, in.name))
-	defer rd.Close()
+	rd := document.NewReader(r, in.name)
 	for {
 		d, err := rd.Next()
 		if err == io.EOF {
