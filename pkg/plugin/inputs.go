@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
 // inputFlags are the file inputs of a command: the objects (-f), the CRDs
@@ -200,26 +202,76 @@ func readFile(name string) ([]*document.Document, error) {
 // CRD defined twice, differently, is a warning naming both sources and the
 // one used. A CRD the server would refuse is an error: the first one is
 // kept, and no CRD is added after it.
+//
+// The costly part, decoding and the server's validation of each CRD
+// (catalog.PrepareCRD), runs on other goroutines while the inputs are read,
+// one per core but the reader's (one at least); the CRDs are added in order
+// as they are ready, and all of them by wait.
 type crdAdder struct {
 	cat   *catalog.Catalog
 	twice []inputWarning
 	err   error
+
+	pending []chan *catalog.PreparedCRD // in the order read
+	slots   chan struct{}
 }
 
 func (a *crdAdder) add(d *document.Document) {
 	if a.err != nil {
 		return
 	}
-	_, findings, err := a.cat.AddCRD(d)
-	if err != nil {
-		a.err = inputError(err)
+	if ref := prune.Ref(d.Object); !schema.IsCRD(ref.APIVersion, ref.Kind) {
 		return
 	}
-	for _, f := range findings {
-		if f.Reason == finding.ReasonRedefined {
-			a.twice = append(a.twice, inputWarning{Object: prune.Ref(d.Object), Source: d.Source, Message: f.Message})
+	if a.slots == nil {
+		// The reading goroutine has a core; more preparations at once
+		// would only raise the peak memory.
+		a.slots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+	}
+	ready := make(chan *catalog.PreparedCRD, 1)
+	a.pending = append(a.pending, ready)
+	a.slots <- struct{}{}
+	go func() {
+		ready <- a.cat.PrepareCRD(d)
+		<-a.slots
+	}()
+	a.collect(false)
+}
+
+// collect adds the prepared CRDs at the head of the queue: those ready, or
+// with wait all of them.
+func (a *crdAdder) collect(wait bool) {
+	for len(a.pending) > 0 && a.err == nil {
+		var p *catalog.PreparedCRD
+		if wait {
+			p = <-a.pending[0]
+		} else {
+			select {
+			case p = <-a.pending[0]:
+			default:
+				return
+			}
+		}
+		a.pending = a.pending[1:]
+		_, findings, err := a.cat.AddPrepared(p)
+		if err != nil {
+			a.err = inputError(err)
+			return
+		}
+		for _, f := range findings {
+			if f.Reason == finding.ReasonRedefined {
+				d := p.Document()
+				a.twice = append(a.twice, inputWarning{Object: prune.Ref(d.Object), Source: d.Source, Message: f.Message})
+			}
 		}
 	}
+}
+
+// wait adds every CRD read; the error is the first the server would refuse.
+func (a *crdAdder) wait() error {
+	a.collect(true)
+	a.pending = nil // after an error, what is still prepared is dropped
+	return a.err
 }
 
 // warningsOf are the warnings about a document as read: a List's, then

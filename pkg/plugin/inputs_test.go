@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,5 +262,46 @@ func TestReportWarnings(t *testing.T) {
 	if len(report.Warnings) != 1 || report.Warnings[0].Object.Name != "b" || report.Warnings[0].Source.Line != 5 ||
 		!strings.HasPrefix(report.Warnings[0].Message, `duplicate key "metadata.name"`) {
 		t.Errorf("report warnings: %+v", report.Warnings)
+	}
+}
+
+// TestCRDsPreparedConcurrentlyInOrder: the CRDs are decoded and validated
+// on several goroutines, and still added in the order read: of several the
+// server refuses, the first read is the one named, and a CRD defined twice
+// is warned about with its sources in order.
+func TestCRDsPreparedConcurrentlyInOrder(t *testing.T) {
+	b, err := os.ReadFile(exampleCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := string(b)
+	var crds strings.Builder
+	for i := 0; i < 12; i++ {
+		text := strings.ReplaceAll(crd, "operations.example.com", fmt.Sprintf("ops%d.example.com", i))
+		if i == 5 || i == 9 {
+			// metadata.name no longer plural.group: refused.
+			text = strings.Replace(text, "name: maintenancenightlyjobs.", "name: jobs.", 1)
+		}
+		fmt.Fprintf(&crds, "---\n%s", text)
+	}
+	dir := t.TempDir()
+	crdFile := filepath.Join(dir, "crds.yaml")
+	if err := os.WriteFile(crdFile, []byte(crds.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "prune", "--offline", "--crd-file", crdFile, "-f", exampleJob)
+	if r.code != 2 || !strings.Contains(r.stderr, "CustomResourceDefinition jobs.ops5.example.com is invalid") || strings.Contains(r.stderr, "ops9") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 naming the first refused CRD (ops5) only", r.code, r.stderr)
+	}
+
+	twice := crd + "---\n" + strings.Replace(crd, "shortNames: [mnj]", "shortNames: [job]", 1) + "---\n" + crd
+	if err := os.WriteFile(crdFile, []byte(twice), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, "", "prune", "--offline", "--crd-file", crdFile, "-f", exampleJob)
+	first := strings.Index(r.stderr, "("+crdFile+":3 and "+crdFile+":")
+	second := strings.LastIndex(r.stderr, "defined twice")
+	if r.code != 0 || first < 0 || second <= first {
+		t.Errorf("exit %d, stderr:\n%s\nwant two warnings about the CRD defined twice, in order", r.code, r.stderr)
 	}
 }

@@ -96,9 +96,9 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 		}
 	}
 	// Reading errors come first, then the CRDs the server would refuse.
-	if s.crds.err != nil {
+	if err := s.crds.wait(); err != nil {
 		s.Close()
-		return nil, s.crds.err
+		return nil, err
 	}
 	s.Warnings = append(s.Warnings, s.crds.twice...)
 	return s, nil

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -36,7 +37,8 @@ type Cluster interface {
 }
 
 // Server is the API server's own code the checks run: CRD validation,
-// create and update validation of custom resources. The one implementation
+// create and update validation of custom resources. Its CRD validation may
+// be called concurrently (PrepareCRD), as the server's own is. The one implementation
 // is pkg/engine/strategy's, which brings client-go and etcd: the front ends
 // choose it, so that the engine does not carry that weight.
 type Server interface {
@@ -119,25 +121,60 @@ func (c *Catalog) Namespaces() Namespaces { return c.opts.Namespaces }
 // not structural, misplaced mutability markers (with the CRD's source
 // line). A CRD the server refuses is an *document.InputError.
 func (c *Catalog) AddCRD(d *document.Document) (crd *schema.CRD, findings []finding.Finding, err error) {
+	return c.AddPrepared(c.PrepareCRD(d))
+}
+
+// PreparedCRD is a document read as a CRD by PrepareCRD, for AddPrepared.
+type PreparedCRD struct {
+	doc        *document.Document
+	crd        *schema.CRD
+	err        error
+	violations field.ErrorList
+	markers    map[string]*update.Schema
+	markerErrs field.ErrorList
+}
+
+// PrepareCRD does the costly part of AddCRD, which does not touch the
+// catalog: decoding d as a CRD, the server's validation of it, its
+// structural violations and mutability markers. It may run concurrently
+// with other calls of PrepareCRD (the server validates CRDs concurrently
+// too); d must not change meanwhile. Nothing is added: AddPrepared does,
+// in the order of the inputs.
+func (c *Catalog) PrepareCRD(d *document.Document) *PreparedCRD {
+	p := &PreparedCRD{doc: d}
 	crd, ok, err := schema.FromObject(d.Object, c.opts.Server)
 	if err != nil {
-		return nil, nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+		p.err = &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+		return p
 	}
 	if !ok {
-		return nil, nil, nil
+		return p
 	}
+	p.crd, p.violations = crd, crd.Violations()
+	// The mutability markers, which the server drops, from the CRD as written.
+	p.markers, p.markerErrs = update.CRDSchemas(d.Object)
+	return p
+}
+
+// Document is the document prepared.
+func (p *PreparedCRD) Document() *document.Document { return p.doc }
+
+// AddPrepared is AddCRD of a document PrepareCRD read.
+func (c *Catalog) AddPrepared(p *PreparedCRD) (crd *schema.CRD, findings []finding.Finding, err error) {
+	if p.err != nil || p.crd == nil {
+		return nil, nil, p.err
+	}
+	crd, d := p.crd, p.doc
 	if prev, ok := c.byName[crd.Name()]; ok && schema.Redefined(prev.crd, crd) {
 		findings = append(findings, finding.Redefined(prev.source.String(), d.Source.String()))
 	}
 	c.byName[crd.Name()] = added{crd, d.Source, d.Object}
 	c.reg.Add(crd)
-	for _, e := range crd.Violations() {
+	for _, e := range p.violations {
 		findings = append(findings, finding.FromStructural(crd.Name(), e))
 	}
-	// The mutability markers, which the server drops, from the CRD as written.
-	m, errs := update.CRDSchemas(d.Object)
-	c.markers[crd.GroupKind()] = m
-	for _, e := range errs {
+	c.markers[crd.GroupKind()] = p.markers
+	for _, e := range p.markerErrs {
 		findings = append(findings, finding.FromMarker(crd.Name(), e))
 	}
 	for i := range findings {
@@ -361,6 +398,12 @@ func (c *Catalog) Old(ctx context.Context, d *document.Document) (*document.Docu
 // out: no news). Both objects get the request's namespace. An error is an
 // *document.InputError naming d.
 func (c *Catalog) CheckUpdate(old, obj map[string]interface{}, d *document.Document) (*update.Outcome, error) {
+	return c.checkUpdate(old, obj, nil, d)
+}
+
+// checkUpdate is CheckUpdate given obj as stored when the caller has it
+// (update.CheckStored).
+func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coerced, d *document.Document) (*update.Outcome, error) {
 	ref := prune.Ref(obj)
 	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
 	if !ok {
@@ -375,10 +418,13 @@ func (c *Catalog) CheckUpdate(old, obj map[string]interface{}, d *document.Docum
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}
 	if !crd.ClusterScoped() {
+		if ref.Namespace == "" {
+			stored = nil // of the object without the namespace InNamespace gives it
+		}
 		ns := c.opts.Namespaces.Request(crd, c.opts.Namespaces.Shown(crd, ref.Namespace))
 		obj, old = update.InNamespace(obj, ns), update.InNamespace(old, ns)
 	}
-	out, err := update.Check(old, obj, crd, c.markers[crd.GroupKind()][gv.Version], validator)
+	out, err := update.CheckStored(old, obj, stored, crd, c.markers[crd.GroupKind()][gv.Version], validator)
 	if err != nil {
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}
@@ -466,7 +512,8 @@ func (c *Catalog) Update(ctx context.Context, d *document.Document) (*UpdateResu
 		res.Warnings = warnings(d, prune.Changes(d.Object, stored, s))
 		return res, nil
 	}
-	out, err := c.CheckUpdate(old.Object, d.Object, d)
+	// What the server stores of d is computed once.
+	out, err := c.checkUpdate(old.Object, d.Object, stored, d)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
 func read(t *testing.T, name, text string) []*document.Document {
@@ -323,4 +324,33 @@ func TestUpdate(t *testing.T) {
 func newServed(opts Options) *Catalog {
 	opts.Server, opts.Builtins = strategy.Validators{}, builtin.Kinds{}
 	return New(opts)
+}
+
+// TestCheckStoredOfAnotherObject: update.CheckStored takes the new object as
+// stored from its caller only when it is what goes to the server; for an
+// object without a namespace, which the check puts in one, it computes it
+// again, so a stored object of another object changes nothing.
+func TestCheckStoredOfAnotherObject(t *testing.T) {
+	c := newWithCRD(t, Options{})
+	crd, _ := c.Lookup("storage.example.com/v1", "Database")
+	old := read(t, "old.yaml", database)[0].Object
+	d := read(t, "new.yaml", strings.Replace(database, "colour: blue", "colour: red\n  extra: x", 1))[0]
+	other, err := prune.Store(read(t, "other.yaml", database)[0].Object, crd, "v1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := update.Check(old, d.Object, crd, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := update.CheckStored(old, d.Object, other, crd, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CheckStored with the stored object of another object (-Check +CheckStored):\n%s", diff)
+	}
+	if len(want.Pruned) == 0 {
+		t.Error("the test's new object has nothing pruned: it shows nothing")
+	}
 }

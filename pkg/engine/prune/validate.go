@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -14,7 +16,8 @@ import (
 
 // CreateValidator is the API server's validation of a create of a custom
 // resource of crd in version: obj as the request decoding leaves it, sent
-// to namespace when it has none. strategy.Validators is the one to use (the
+// to namespace when it has none. obj is the validator's to change, as the
+// server's steps do: a copy. strategy.Validators is the one to use (the
 // server's registry code brings client-go and etcd, hence the interface).
 type CreateValidator interface {
 	ValidateCreate(crd *schema.CRD, version string, obj map[string]interface{}, namespace string) (field.ErrorList, error)
@@ -47,16 +50,16 @@ func validateCreate(doc *document.Document, crd *schema.CRD, version string, c *
 	if c.Request != nil {
 		decoded = c.Request
 	}
+	// The validator's copy: the server's steps before validation change it.
+	decoded = runtime.DeepCopyJSON(decoded)
 	if !defaults {
+		// Coerce with defaults is Coerce without them, then defaulting: only
+		// the last step is left to do (the output keeps no default).
 		s, err := crd.ServedSchema(version)
 		if err != nil {
 			return nil, err
 		}
-		d, err := Coerce(doc.Object, s, crd.GroupKind(), crd.PreserveUnknownFields(), true)
-		if err != nil {
-			return nil, err
-		}
-		decoded = d.Object
+		structuraldefaulting.Default(decoded, s)
 	}
 	if namespace == "" {
 		namespace = "default" // where kubectl sends an object when nothing names a namespace

@@ -75,8 +75,9 @@ func (vs Validators) UpdateValidator(crd *schema.CRD, version string) (update.Up
 
 // ValidateCreate returns what the server refuses of creating obj, a
 // custom resource of crd in version, as the request decoding left it
-// (pruned, defaulted); namespace is the request's for an object of a
-// namespaced kind without one. It builds the version's validator once.
+// (pruned, defaulted; obj is changed by the server's steps: pass a copy);
+// namespace is the request's for an object of a namespaced kind without
+// one. It builds the version's validator once.
 func (vs Validators) ValidateCreate(crd *schema.CRD, version string, obj map[string]interface{}, namespace string) (field.ErrorList, error) {
 	v, err := vs.For(crd, version)
 	if err != nil {
@@ -173,7 +174,8 @@ func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorL
 }
 
 // ValidateCreate returns what the server refuses of creating obj (as the
-// request decoding left it: pruned, defaulted). namespace is the request's
+// request decoding left it: pruned, defaulted; the server's steps change
+// obj, so it must be a copy of its own). namespace is the request's
 // when obj has none (kubectl sends an object to its own namespace); it is
 // ignored for a cluster-scoped kind. The steps are the server's, in its
 // order: the create handler wipes the system fields of metadata and
@@ -184,7 +186,7 @@ func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorL
 // rest.ValidateCreate (schema, x-kubernetes-validations, embedded and root
 // metadata, list types, scale).
 func (v *Validator) ValidateCreate(obj map[string]interface{}, namespace string) field.ErrorList {
-	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
+	u := &unstructured.Unstructured{Object: obj}
 	requestNamespace := ""
 	if v.strategy.NamespaceScoped() {
 		requestNamespace = u.GetNamespace()

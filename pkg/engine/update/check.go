@@ -54,6 +54,14 @@ type Outcome struct {
 // defaulted); mut are the version's mutability markers (nil: none), and
 // validator the server's update validation of new's version (nil: none).
 func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, validator UpdateValidator) (*Outcome, error) {
+	return CheckStored(old, new, nil, crd, mut, validator)
+}
+
+// CheckStored is Check given newStored, prune.Store of new in its version
+// with defaults, when the caller has it (nil: computed here). It is used
+// only when new goes to the server as given: with its namespace, or of a
+// cluster-scoped kind; otherwise it is computed again.
+func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd *schema.CRD, mut *Schema, validator UpdateValidator) (*Outcome, error) {
 	newVersion, err := versionOf(new)
 	if err != nil {
 		return nil, err
@@ -61,6 +69,9 @@ func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, valida
 	oldVersion, err := versionOf(old)
 	if err != nil {
 		return nil, err
+	}
+	if !crd.ClusterScoped() && !hasNamespace(new) {
+		newStored = nil // of new without the namespace InNamespace gives it
 	}
 	if !crd.ClusterScoped() {
 		// A request for a namespaced kind has a namespace (kubectl gives an object without
@@ -71,9 +82,10 @@ func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, valida
 	if err != nil {
 		return nil, err
 	}
-	newStored, err := prune.Store(new, crd, newVersion, true)
-	if err != nil {
-		return nil, fmt.Errorf("the server would refuse the new object: %v", err)
+	if newStored == nil {
+		if newStored, err = prune.Store(new, crd, newVersion, true); err != nil {
+			return nil, fmt.Errorf("the server would refuse the new object: %v", err)
+		}
 	}
 	oldStored, err := prune.Store(old, crd, oldVersion, true)
 	if err != nil {
@@ -203,10 +215,10 @@ func valueAt(obj interface{}, path string) (interface{}, bool) {
 // InNamespace returns obj with metadata.namespace set to ns when it has
 // none (a copy: obj is not changed).
 func InNamespace(obj map[string]interface{}, ns string) map[string]interface{} {
-	meta, _ := obj["metadata"].(map[string]interface{})
-	if s, _ := meta["namespace"].(string); s != "" {
+	if hasNamespace(obj) {
 		return obj
 	}
+	meta, _ := obj["metadata"].(map[string]interface{})
 	out := make(map[string]interface{}, len(obj))
 	for k, v := range obj {
 		out[k] = v
@@ -218,4 +230,10 @@ func InNamespace(obj map[string]interface{}, ns string) map[string]interface{} {
 	m["namespace"] = ns
 	out["metadata"] = m
 	return out
+}
+
+func hasNamespace(obj map[string]interface{}) bool {
+	meta, _ := obj["metadata"].(map[string]interface{})
+	s, _ := meta["namespace"].(string)
+	return s != ""
 }
