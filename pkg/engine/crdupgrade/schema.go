@@ -176,58 +176,38 @@ func (w *walker) bound(path, key string, tighter bool, old, new interface{}) {
 	w.add(Change{Kind: kind, Severity: sev, Path: path, Keyword: key, Old: old, New: new})
 }
 
+// bound compares one bound: a new one is tighter, a removed one looser;
+// with upper, a lower value is tighter.
+func bound[T int64 | float64](w *walker, path, key string, old, new *T, upper bool) {
+	switch {
+	case old == nil && new == nil:
+	case new == nil:
+		w.bound(path, key, false, *old, nil)
+	case old == nil:
+		w.bound(path, key, true, nil, *new)
+	case *old != *new:
+		w.bound(path, key, (*new < *old) == upper, *old, *new)
+	}
+}
+
 // bounds compares the bounds: a new bound, or one that lets fewer values
 // through, is tighter.
 func (w *walker) bounds(path string, o, n *apiextensionsv1.JSONSchemaProps) {
-	floats := []struct {
-		key      string
-		old, new *float64
-		// upper: a lower value is tighter.
-		upper bool
-	}{
-		{"maximum", o.Maximum, n.Maximum, true},
-		{"minimum", o.Minimum, n.Minimum, false},
-	}
-	for _, b := range floats {
-		switch {
-		case b.old == nil && b.new == nil:
-		case b.new == nil:
-			w.bound(path, b.key, false, *b.old, nil)
-		case b.old == nil:
-			w.bound(path, b.key, true, nil, *b.new)
-		case *b.old != *b.new:
-			w.bound(path, b.key, (*b.new < *b.old) == b.upper, *b.old, *b.new)
-		}
-	}
+	// upper: a lower value is tighter.
+	bound(w, path, "maximum", o.Maximum, n.Maximum, true)
+	bound(w, path, "minimum", o.Minimum, n.Minimum, false)
 	if o.ExclusiveMaximum != n.ExclusiveMaximum && n.Maximum != nil {
 		w.bound(path, "exclusiveMaximum", n.ExclusiveMaximum, o.ExclusiveMaximum, n.ExclusiveMaximum)
 	}
 	if o.ExclusiveMinimum != n.ExclusiveMinimum && n.Minimum != nil {
 		w.bound(path, "exclusiveMinimum", n.ExclusiveMinimum, o.ExclusiveMinimum, n.ExclusiveMinimum)
 	}
-	ints := []struct {
-		key      string
-		old, new *int64
-		upper    bool
-	}{
-		{"maxLength", o.MaxLength, n.MaxLength, true},
-		{"minLength", o.MinLength, n.MinLength, false},
-		{"maxItems", o.MaxItems, n.MaxItems, true},
-		{"minItems", o.MinItems, n.MinItems, false},
-		{"maxProperties", o.MaxProperties, n.MaxProperties, true},
-		{"minProperties", o.MinProperties, n.MinProperties, false},
-	}
-	for _, b := range ints {
-		switch {
-		case b.old == nil && b.new == nil:
-		case b.new == nil:
-			w.bound(path, b.key, false, *b.old, nil)
-		case b.old == nil:
-			w.bound(path, b.key, true, nil, *b.new)
-		case *b.old != *b.new:
-			w.bound(path, b.key, (*b.new < *b.old) == b.upper, *b.old, *b.new)
-		}
-	}
+	bound(w, path, "maxLength", o.MaxLength, n.MaxLength, true)
+	bound(w, path, "minLength", o.MinLength, n.MinLength, false)
+	bound(w, path, "maxItems", o.MaxItems, n.MaxItems, true)
+	bound(w, path, "minItems", o.MinItems, n.MinItems, false)
+	bound(w, path, "maxProperties", o.MaxProperties, n.MaxProperties, true)
+	bound(w, path, "minProperties", o.MinProperties, n.MinProperties, false)
 	switch {
 	case o.MultipleOf == nil && n.MultipleOf != nil:
 		w.bound(path, "multipleOf", true, nil, *n.MultipleOf)
