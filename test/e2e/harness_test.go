@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// Built once for the package: kubectl-crd in binDir, the cluster, and the
-// kubectls that run the plugin.
+// Built once for the package (see setup): kubectl-crd in binDir, the
+// cluster, and the kubectls that run the plugin.
 var (
 	binDir    string
 	cluster   *testCluster
@@ -52,10 +52,18 @@ func TestMain(m *testing.M) {
 }
 
 // setup builds kubectl-crd, next to its completion shim, and kubectl (from
-// k8s.io/kubectl, test/kubectl) and starts the test API server.
+// k8s.io/kubectl, test/kubectl), installs kustomize, and starts the test API
+// server. The binaries go to _output/bin, where the test API server's goes
+// (hack/test-apiserver.sh), each in a directory of its own, since the tests
+// put these directories on PATH. Go leaves an up-to-date binary alone, so a
+// run after the first only checks them (a second each) instead of linking
+// them again (some 10 seconds of CPU each on two cores); test/bench uses the
+// same kubectl-crd. A second run in the same checkout replaces a binary only
+// when its sources changed.
 func setup(dir string) error {
 	root := repoRoot()
-	binDir = filepath.Join(dir, "bin")
+	bin := filepath.Join(root, "_output", "bin")
+	binDir = filepath.Join(bin, "plugin")
 	if err := goBuild(root, ".", filepath.Join(binDir, "kubectl-crd"), "", "./cmd/kubectl-crd"); err != nil {
 		return err
 	}
@@ -64,7 +72,7 @@ func setup(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(binDir, "kubectl_complete-crd"), shim, 0o755); err != nil {
+	if err := writeIfChanged(filepath.Join(binDir, "kubectl_complete-crd"), shim, 0o755); err != nil {
 		return err
 	}
 	// kubectl reports the Kubernetes version of its k8s.io/kubectl library (v0.x.y is v1.x.y).
@@ -75,7 +83,7 @@ func setup(dir string) error {
 	}
 	version := "v1." + strings.TrimPrefix(strings.TrimSpace(string(v)), "v0.")
 	ldflags := "-X k8s.io/component-base/version.gitVersion=" + version + " -X k8s.io/client-go/pkg/version.gitVersion=" + version
-	kubectl := filepath.Join(dir, "kubectl-"+version, "kubectl")
+	kubectl := filepath.Join(bin, "kubectl-"+version, "kubectl")
 	if err := goBuild(root, kubectlDir, kubectl, ldflags, "."); err != nil {
 		return err
 	}
@@ -85,14 +93,15 @@ func setup(dir string) error {
 		kubectls = append(kubectls, kubectlBinary{Name: "kubectl on PATH (" + p + ")", Path: p})
 	}
 	// kustomize, for the KRM function (the version the project tests with).
+	kustomizeDir := filepath.Join(bin, "kustomize-"+kustomizeVersion)
 	install := exec.Command("go", "install", "sigs.k8s.io/kustomize/kustomize/v5@"+kustomizeVersion)
 	install.Dir = dir // outside the module: go install pkg@version
-	install.Env = append(os.Environ(), "GOBIN="+filepath.Join(dir, "kustomize"), "GOFLAGS=")
+	install.Env = append(os.Environ(), "GOBIN="+kustomizeDir, "GOFLAGS=")
 	install.Stdout, install.Stderr = os.Stderr, os.Stderr
 	if err := install.Run(); err != nil {
 		return fmt.Errorf("installing kustomize %s: %v", kustomizeVersion, err)
 	}
-	kustomize = filepath.Join(dir, "kustomize", "kustomize")
+	kustomize = filepath.Join(kustomizeDir, "kustomize")
 	cluster, err = startCluster(root, dir)
 	return err
 }
@@ -112,6 +121,30 @@ func goBuild(root, dir, out, ldflags, pkg string) error {
 		return fmt.Errorf("building %s: %v", out, err)
 	}
 	return nil
+}
+
+// writeIfChanged writes a file another run may be executing: not at all
+// when it holds data already, else by a rename, never in place.
+func writeIfChanged(path string, data []byte, mode os.FileMode) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), mode); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // repoRoot is the checkout's top directory (two levels above test/e2e).
