@@ -362,6 +362,41 @@ func TestReproducible(t *testing.T) {
 	}
 }
 
+// TestSources reads every file the runs built from: go test reuses a
+// passing result while the test binary and the files the test process
+// itself opened are unchanged, and the builds happen in other processes.
+// Without it, a change that breaks the build for the other platform would
+// pass as "(cached)". Files of every GOOS, not only the host's.
+func TestSources(t *testing.T) {
+	skipShort(t)
+	list := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "./cmd/kubectl-crd")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
+	for _, dir := range strings.Fields(string(out)) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() && !strings.HasSuffix(e.Name(), "_test.go") {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("only %d source files: %q", len(files), files)
+	}
+	for _, f := range files {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestTestPlatforms(t *testing.T) {
 	for host, want := range map[string]string{
 		"linux/amd64":   "linux/amd64,windows/arm64",

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -147,6 +148,45 @@ func writeIfChanged(path string, data []byte, mode os.FileMode) error {
 	return os.Rename(f.Name(), path)
 }
 
+var (
+	sourcesOnce sync.Once
+	sourcesErr  error
+)
+
+// readSources reads every file setup built from, during the tests: go test
+// reuses a passing result while the test binary and the files the test
+// process opened while testing are unchanged, and setup's builds run in
+// other processes, before the tests. Without it, a change to
+// cmd/kubectl-crd, the completion shim, test/kubectl or test/apiserver
+// would pass as "(cached)".
+func readSources(root string) error {
+	list := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "./cmd/kubectl-crd")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		return fmt.Errorf("go list: %v", err)
+	}
+	dirs := append(strings.Fields(string(out)), root, filepath.Join(root, "test", "kubectl"), filepath.Join(root, "test", "apiserver"))
+	files := []string{filepath.Join(root, "completion", "kubectl_complete-crd"), filepath.Join(root, "hack", "test-apiserver.sh")}
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if !e.IsDir() && !strings.HasSuffix(e.Name(), "_test.go") {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	for _, f := range files {
+		if _, err := os.ReadFile(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // repoRoot is the checkout's top directory (two levels above test/e2e).
 func repoRoot() string {
 	wd, err := os.Getwd()
@@ -169,6 +209,10 @@ func NewTest(t *testing.T) *Test {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped with -short")
+	}
+	sourcesOnce.Do(func() { sourcesErr = readSources(repoRoot()) })
+	if sourcesErr != nil {
+		t.Fatal(sourcesErr)
 	}
 	return &Test{t: t, dir: repoRoot(), env: []string{
 		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
