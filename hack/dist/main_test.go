@@ -28,20 +28,59 @@ const (
 	testVersion = "v0.0.0-test.1"
 )
 
+// allPlatforms selects the whole release, as make dist builds it: CI's
+// release step. By default the runs build the host's platform, whose binary
+// the tests run, and one other (testPlatforms): each platform compiles every
+// package again, some 3 minutes on two cores with an empty build cache.
+var allPlatforms = flag.Bool("all-platforms", false, "build every release platform, as make dist does, not only the host's and one other")
+
 // dists are two runs of the program with the same arguments, made before
-// the tests run; distLog is what they printed. Cold, cross-compiling six
-// platforms takes about 20 minutes on two cores: go test kills a test
-// binary after its -timeout (plus a minute), so the README's test command
-// gives one.
+// the tests run, for the platforms built; distLog is what they printed.
+// Cold builds take minutes: go test kills a test binary after its -timeout
+// (plus a minute), so the README's test command gives one.
 var (
+	built   []release.Platform
 	dists   [2]string
 	distLog bytes.Buffer
 )
+
+// foreignOrder is the order in which testPlatforms picks the other
+// platform: windows first, whose binary and archive differ the most.
+var foreignOrder = []release.Platform{
+	{OS: "windows", Arch: "arm64"}, {OS: "windows", Arch: "amd64"},
+	{OS: "darwin", Arch: "arm64"}, {OS: "darwin", Arch: "amd64"},
+	{OS: "linux", Arch: "arm64"}, {OS: "linux", Arch: "amd64"},
+}
+
+// testPlatforms are the platforms the default test builds: the host's, when
+// it is released, and the first released platform differing from it in both
+// OS and architecture, so that files built only for other systems (build
+// tags, file name suffixes) are compiled too.
+func testPlatforms(host release.Platform) []release.Platform {
+	var out []release.Platform
+	if slices.Contains(release.Platforms, host) {
+		out = append(out, host)
+	}
+	for _, p := range foreignOrder {
+		if p.OS != host.OS && p.Arch != host.Arch {
+			return append(out, p)
+		}
+	}
+	return out
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
 		os.Exit(m.Run())
+	}
+	built = testPlatforms(release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	if *allPlatforms {
+		built = release.Platforms
+	}
+	var names []string
+	for _, p := range built {
+		names = append(names, p.String())
 	}
 	os.Exit(func() int {
 		tmp, err := os.MkdirTemp("", "kubectl-crd-dist-test-")
@@ -53,7 +92,8 @@ func TestMain(m *testing.M) {
 		for i := range dists {
 			dists[i] = filepath.Join(tmp, strconv.Itoa(i))
 			start := time.Now()
-			if code := run(context.Background(), []string{"-root", root, "-out", dists[i], "-version", testVersion}, &distLog); code != 0 {
+			args := []string{"-root", root, "-out", dists[i], "-version", testVersion, "-platforms", strings.Join(names, ",")}
+			if code := run(context.Background(), args, &distLog); code != 0 {
 				fmt.Fprintf(os.Stderr, "dist run %d: exit %d\n%s", i, code, distLog.String())
 				return 3
 			}
@@ -63,10 +103,13 @@ func TestMain(m *testing.M) {
 	}())
 }
 
+// all is whether the runs built every platform, and so wrote the manifest.
+func all() bool { return len(built) == len(release.Platforms) }
+
 func skipShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("cross-compiles every platform: not with -short")
+		t.Skip("cross-compiles: not with -short")
 	}
 }
 
@@ -135,7 +178,7 @@ func TestArchives(t *testing.T) {
 		t.Fatal(err)
 	}
 	mtime := sourceDate(t)
-	for _, p := range release.Platforms {
+	for _, p := range built {
 		entries := readArchive(t, filepath.Join(dists[0], p.Archive()))
 		var names []string
 		for _, e := range entries {
@@ -159,11 +202,37 @@ func TestArchives(t *testing.T) {
 	}
 }
 
+// TestManifest checks SHA256SUMS and the krew manifest against the archives
+// built. With every platform built, the manifest is the crd.yaml the run
+// wrote; with fewer, the run writes none (it would name archives not built),
+// so the test renders the template itself with the archives' sha256 and
+// stand-ins for the others, and checks the entries of the archives built.
 func TestManifest(t *testing.T) {
 	skipShort(t)
+	sums := map[release.Platform]string{}
+	var lines []string // of SHA256SUMS, sorted by archive name
+	for _, p := range built {
+		archive, err := os.ReadFile(filepath.Join(dists[0], p.Archive()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(archive)
+		sums[p] = hex.EncodeToString(sum[:])
+		lines = append(lines, sums[p]+"  "+p.Archive()+"\n")
+	}
+	slices.SortFunc(lines, func(a, b string) int { return strings.Compare(a[64:], b[64:]) })
+	if got, err := os.ReadFile(filepath.Join(dists[0], release.SumsFile)); err != nil || string(got) != strings.Join(lines, "") {
+		t.Errorf("%s:\n%s\nwant:\n%s(%v)", release.SumsFile, got, strings.Join(lines, ""), err)
+	}
+
 	path := filepath.Join(dists[0], "crd.yaml")
 	b, err := os.ReadFile(path)
-	if err != nil {
+	if !all() {
+		if err == nil {
+			t.Errorf("%s written for %d of the %d platforms", path, len(built), len(release.Platforms))
+		}
+		b = renderWithStandIns(t, sums)
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	plugin, err := release.ParseManifest(b)
@@ -176,18 +245,16 @@ func TestManifest(t *testing.T) {
 	if plugin.Spec.Version != testVersion {
 		t.Errorf("version %q, want %q", plugin.Spec.Version, testVersion)
 	}
-	var sums []string // the lines of SHA256SUMS, in the manifest's order
+	// The entries of the archives built: uri, sha256, bin, and files
+	// that are in the archive.
+	builtOnly := *plugin
+	builtOnly.Spec.Platforms = nil
 	for _, pl := range plugin.Spec.Platforms {
 		p := release.Platform{OS: pl.Selector.MatchLabels["os"], Arch: pl.Selector.MatchLabels["arch"]}
-		archive, err := os.ReadFile(filepath.Join(dists[0], p.Archive()))
-		if err != nil {
-			t.Fatal(err)
+		if _, ok := sums[p]; !ok {
+			continue
 		}
-		sum := sha256.Sum256(archive)
-		if got := hex.EncodeToString(sum[:]); pl.Sha256 != got {
-			t.Errorf("%s: sha256 %s in the manifest, %s of the file", p, pl.Sha256, got)
-		}
-		sums = append(sums, hex.EncodeToString(sum[:])+"  "+p.Archive()+"\n")
+		builtOnly.Spec.Platforms = append(builtOnly.Spec.Platforms, pl)
 		if !strings.HasSuffix(pl.URI, "/download/"+testVersion+"/"+p.Archive()) {
 			t.Errorf("%s: uri %s does not end in /download/%s/%s", p, pl.URI, testVersion, p.Archive())
 		}
@@ -204,16 +271,40 @@ func TestManifest(t *testing.T) {
 			t.Errorf("%s: bin %s, want %s, in the archive", p, pl.Bin, want)
 		}
 	}
-	slices.SortFunc(sums, func(a, b string) int { return strings.Compare(a[64:], b[64:]) }) // by archive name
-	if got, err := os.ReadFile(filepath.Join(dists[0], release.SumsFile)); err != nil || string(got) != strings.Join(sums, "") {
-		t.Errorf("%s:\n%s\nwant:\n%s(%v)", release.SumsFile, got, strings.Join(sums, ""), err)
+	if len(builtOnly.Spec.Platforms) != len(built) {
+		t.Errorf("the manifest has entries for %d of the %d archives built", len(builtOnly.Spec.Platforms), len(built))
 	}
+	if errs := release.ManifestFor(&builtOnly, sums); len(errs) > 0 {
+		t.Errorf("%s:\n%v", path, errs.ToAggregate())
+	}
+}
+
+// renderWithStandIns renders the manifest template with the sha256 of the
+// archives built, and a stand-in for the others.
+func renderWithStandIns(t *testing.T, sums map[release.Platform]string) []byte {
+	t.Helper()
+	tmpl, err := os.ReadFile(filepath.Join(root, release.ManifestTemplate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byArchive := map[string]string{}
+	for _, p := range release.Platforms {
+		byArchive[p.Archive()] = strings.Repeat("0", 64)
+		if sum, ok := sums[p]; ok {
+			byArchive[p.Archive()] = sum
+		}
+	}
+	b, err := release.RenderManifest(release.ManifestTemplate, tmpl, testVersion, byArchive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestBinaryRuns(t *testing.T) {
 	skipShort(t)
 	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if !slices.Contains(release.Platforms, host) {
+	if !slices.Contains(built, host) {
 		t.Skipf("no release for %s", host)
 	}
 	dir := t.TempDir()
@@ -252,7 +343,11 @@ func TestReproducible(t *testing.T) {
 		return names
 	}
 	names := list(dists[0])
-	if want := len(release.Platforms) + 2; len(names) != want { // the archives, SHA256SUMS, crd.yaml
+	want := len(built) + 1 // the archives, SHA256SUMS
+	if all() {
+		want++ // crd.yaml
+	}
+	if len(names) != want {
 		t.Errorf("%d files, want %d: %q", len(names), want, names)
 	}
 	if other := list(dists[1]); !slices.Equal(names, other) {
@@ -263,6 +358,59 @@ func TestReproducible(t *testing.T) {
 		b, errB := os.ReadFile(filepath.Join(dists[1], name))
 		if errA != nil || errB != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s differs between two runs of the same commit (%v, %v)", name, errA, errB)
+		}
+	}
+}
+
+// TestSources reads every file the runs built from: go test reuses a
+// passing result while the test binary and the files the test process
+// itself opened are unchanged, and the builds happen in other processes.
+// Without it, a change that breaks the build for the other platform would
+// pass as "(cached)". Files of every GOOS, not only the host's.
+func TestSources(t *testing.T) {
+	skipShort(t)
+	list := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "./cmd/kubectl-crd")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
+	for _, dir := range strings.Fields(string(out)) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() && !strings.HasSuffix(e.Name(), "_test.go") {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("only %d source files: %q", len(files), files)
+	}
+	for _, f := range files {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestTestPlatforms(t *testing.T) {
+	for host, want := range map[string]string{
+		"linux/amd64":   "linux/amd64,windows/arm64",
+		"windows/arm64": "windows/arm64,darwin/amd64",
+		"darwin/arm64":  "darwin/arm64,windows/amd64",
+		"linux/riscv64": "windows/arm64",
+	} {
+		goos, goarch, _ := strings.Cut(host, "/")
+		var got []string
+		for _, p := range testPlatforms(release.Platform{OS: goos, Arch: goarch}) {
+			got = append(got, p.String())
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("host %s: %q, want %s", host, got, want)
 		}
 	}
 }

@@ -9,11 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// Built once for the package: kubectl-crd in binDir, the cluster, and the
-// kubectls that run the plugin.
+// Built once for the package (see setup): kubectl-crd in binDir, the
+// cluster, and the kubectls that run the plugin.
 var (
 	binDir    string
 	cluster   *testCluster
@@ -52,10 +53,18 @@ func TestMain(m *testing.M) {
 }
 
 // setup builds kubectl-crd, next to its completion shim, and kubectl (from
-// k8s.io/kubectl, test/kubectl) and starts the test API server.
+// k8s.io/kubectl, test/kubectl), installs kustomize, and starts the test API
+// server. The binaries go to _output/bin, where the test API server's goes
+// (hack/test-apiserver.sh), each in a directory of its own, since the tests
+// put these directories on PATH. Go leaves an up-to-date binary alone, so a
+// run after the first only checks them (a second each) instead of linking
+// them again (some 10 seconds of CPU each on two cores); test/bench uses the
+// same kubectl-crd. A second run in the same checkout replaces a binary only
+// when its sources changed.
 func setup(dir string) error {
 	root := repoRoot()
-	binDir = filepath.Join(dir, "bin")
+	bin := filepath.Join(root, "_output", "bin")
+	binDir = filepath.Join(bin, "plugin")
 	if err := goBuild(root, ".", filepath.Join(binDir, "kubectl-crd"), "", "./cmd/kubectl-crd"); err != nil {
 		return err
 	}
@@ -64,7 +73,7 @@ func setup(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(binDir, "kubectl_complete-crd"), shim, 0o755); err != nil {
+	if err := writeIfChanged(filepath.Join(binDir, "kubectl_complete-crd"), shim, 0o755); err != nil {
 		return err
 	}
 	// kubectl reports the Kubernetes version of its k8s.io/kubectl library (v0.x.y is v1.x.y).
@@ -75,7 +84,7 @@ func setup(dir string) error {
 	}
 	version := "v1." + strings.TrimPrefix(strings.TrimSpace(string(v)), "v0.")
 	ldflags := "-X k8s.io/component-base/version.gitVersion=" + version + " -X k8s.io/client-go/pkg/version.gitVersion=" + version
-	kubectl := filepath.Join(dir, "kubectl-"+version, "kubectl")
+	kubectl := filepath.Join(bin, "kubectl-"+version, "kubectl")
 	if err := goBuild(root, kubectlDir, kubectl, ldflags, "."); err != nil {
 		return err
 	}
@@ -85,14 +94,15 @@ func setup(dir string) error {
 		kubectls = append(kubectls, kubectlBinary{Name: "kubectl on PATH (" + p + ")", Path: p})
 	}
 	// kustomize, for the KRM function (the version the project tests with).
+	kustomizeDir := filepath.Join(bin, "kustomize-"+kustomizeVersion)
 	install := exec.Command("go", "install", "sigs.k8s.io/kustomize/kustomize/v5@"+kustomizeVersion)
 	install.Dir = dir // outside the module: go install pkg@version
-	install.Env = append(os.Environ(), "GOBIN="+filepath.Join(dir, "kustomize"), "GOFLAGS=")
+	install.Env = append(os.Environ(), "GOBIN="+kustomizeDir, "GOFLAGS=")
 	install.Stdout, install.Stderr = os.Stderr, os.Stderr
 	if err := install.Run(); err != nil {
 		return fmt.Errorf("installing kustomize %s: %v", kustomizeVersion, err)
 	}
-	kustomize = filepath.Join(dir, "kustomize", "kustomize")
+	kustomize = filepath.Join(kustomizeDir, "kustomize")
 	cluster, err = startCluster(root, dir)
 	return err
 }
@@ -110,6 +120,69 @@ func goBuild(root, dir, out, ldflags, pkg string) error {
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building %s: %v", out, err)
+	}
+	return nil
+}
+
+// writeIfChanged writes a file another run may be executing: not at all
+// when it holds data already, else by a rename, never in place.
+func writeIfChanged(path string, data []byte, mode os.FileMode) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), mode); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+var (
+	sourcesOnce sync.Once
+	sourcesErr  error
+)
+
+// readSources reads every file setup built from, during the tests: go test
+// reuses a passing result while the test binary and the files the test
+// process opened while testing are unchanged, and setup's builds run in
+// other processes, before the tests. Without it, a change to
+// cmd/kubectl-crd, the completion shim, test/kubectl or test/apiserver
+// would pass as "(cached)".
+func readSources(root string) error {
+	list := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "./cmd/kubectl-crd")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		return fmt.Errorf("go list: %v", err)
+	}
+	dirs := append(strings.Fields(string(out)), root, filepath.Join(root, "test", "kubectl"), filepath.Join(root, "test", "apiserver"))
+	files := []string{filepath.Join(root, "completion", "kubectl_complete-crd"), filepath.Join(root, "hack", "test-apiserver.sh")}
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if !e.IsDir() && !strings.HasSuffix(e.Name(), "_test.go") {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	for _, f := range files {
+		if _, err := os.ReadFile(f); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -136,6 +209,10 @@ func NewTest(t *testing.T) *Test {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped with -short")
+	}
+	sourcesOnce.Do(func() { sourcesErr = readSources(repoRoot()) })
+	if sourcesErr != nil {
+		t.Fatal(sourcesErr)
 	}
 	return &Test{t: t, dir: repoRoot(), env: []string{
 		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
