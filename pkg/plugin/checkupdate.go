@@ -68,8 +68,9 @@ format and bounds tightened, list types, defaults and rules, each with a severit
 DataLoss, Invalid, Warning, Info). Then every existing object (of --objects; else, offline, the
 objects of --old; else listed from the cluster in every served version, --chunk-size at a time) is
 run through the new CRD as the server runs it: what it loses when read (pruning), why a create of
-it again, or even an unchanged update (ratcheting), would be refused. Exit 1 when a Breaking, DataLoss or Invalid change hurts at least
-one object or the server refuses the CRD update (--strict: when one exists at all).
+it again, or even an unchanged update (ratcheting), would be refused. Exit 1 when a Breaking,
+DataLoss or Invalid change hurts at least one object or the server refuses the CRD update
+(--strict: when one exists at all).
 ` + exitCodesHelp,
 		Example: `  # Would applying these objects be refused by the cluster?
   kubectl crd check-update -f cr.yaml
@@ -100,7 +101,7 @@ one object or the server refuses the CRD update (--strict: when one exists at al
 	o.inputs.AddFlags(cmd)
 	o.outputFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
-	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: list them from the cluster)")
+	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")
 	completeFiles(cmd, "objects")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "CRD upgrade: exit 1 on any Breaking, DataLoss or Invalid change, whether or not it hurts an object")
 	cmd.Flags().Int64Var(&o.ChunkSize, "chunk-size", 500, "CRD upgrade: list the cluster's objects this many at a time (0: all in one request)")
