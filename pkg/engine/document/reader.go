@@ -51,7 +51,7 @@ const jsonGuessSize = 4096
 func NewReader(r io.Reader, file string) *Reader {
 	// What kubectl's FileVisitor does to every input, stdin included.
 	decoded := transform.NewReader(r, textunicode.BOMOverride(textunicode.UTF8.NewDecoder()))
-	counter := &lineCounter{r: decoded}
+	counter := &lineCounter{r: &eofApart{r: decoded}}
 	br := bufio.NewReaderSize(counter, jsonGuessSize)
 	rd := &Reader{file: file, counter: counter, br: br}
 	head, _ := br.Peek(jsonGuessSize)
@@ -62,6 +62,27 @@ func NewReader(r io.Reader, file string) *Reader {
 		counter.yaml = true
 	}
 	return rd
+}
+
+// eofApart gives the data of a read and io.EOF in two reads, as the
+// bufio.Reader between the source and the line reader of kubectl's decoder
+// does: a last line that fills the line reader's buffer exactly is then
+// read, as kubectl reads it, without EOF, and dropped. The UTF-8 decoder
+// gives its last bytes together with EOF.
+type eofApart struct {
+	r   io.Reader
+	eof bool
+}
+
+func (e *eofApart) Read(p []byte) (int, error) {
+	if e.eof {
+		return 0, io.EOF
+	}
+	n, err := e.r.Read(p)
+	if n > 0 && err == io.EOF {
+		e.eof, err = true, nil
+	}
+	return n, err
 }
 
 // Read reads every document of r (see Reader).
