@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -171,22 +172,30 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	)
 	opts := catalog.PruneOptions{Defaults: o.Defaults, Validate: true}
 	o.progress = newProgress(o.ErrOut, in.Objects, "objects")
-	err = in.Documents(func(d *document.Document) error {
+	// The documents are checked on every core, and reported and written in
+	// their order.
+	err = ordered.Map(ordered.Workers(), in.Documents, func(d *document.Document) []pruned {
+		objs := d.Objects()
+		out := make([]pruned, len(objs))
+		for i, obj := range objs {
+			out[i].res, out[i].findings, out[i].err = cat.Prune(obj, opts) // in the namespace where kubectl apply puts it
+		}
+		return out
+	}, func(d *document.Document, checked []pruned) error {
 		var results []*prune.Result
-		for _, obj := range d.Objects() {
+		for _, p := range checked {
 			o.progress.step(done)
 			done++
-			res, findings, err := cat.Prune(obj, opts) // in the namespace where kubectl apply puts it
-			if err != nil {
-				errs = append(errs, err)
+			if p.err != nil {
+				errs = append(errs, p.err)
 				continue
 			}
-			results = append(results, res)
-			o.warn(res, findings)
-			if len(res.Changes) > 0 {
+			results = append(results, p.res)
+			o.warn(p.res, p.findings)
+			if len(p.res.Changes) > 0 {
 				changed = true
 			}
-			invalid = invalid || res.Status == prune.Invalid
+			invalid = invalid || p.res.Status == prune.Invalid
 		}
 		if len(errs) > 0 {
 			return nil // nothing more is written: the run fails
@@ -213,6 +222,13 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 		return errFindings
 	}
 	return nil
+}
+
+// pruned is what the catalog's Prune says of an object.
+type pruned struct {
+	res      *prune.Result
+	findings []finding.Finding
+	err      error
 }
 
 // warn prints a line per finding, kubectl-style.

@@ -94,8 +94,8 @@ type Catalog struct {
 type added struct {
 	crd    *schema.CRD
 	source document.Source
-	// raw is the document as written: the markers the server drops.
-	raw map[string]interface{}
+	// markers are those of the document as written, which the server drops.
+	markers map[string]*update.Schema
 }
 
 // New returns an empty catalog.
@@ -168,7 +168,7 @@ func (c *Catalog) AddPrepared(p *PreparedCRD) (crd *schema.CRD, findings []findi
 	if prev, ok := c.byName[crd.Name()]; ok && schema.Redefined(prev.crd, crd) {
 		findings = append(findings, finding.Redefined(prev.source.String(), d.Source.String()))
 	}
-	c.byName[crd.Name()] = added{crd, d.Source, d.Object}
+	c.byName[crd.Name()] = added{crd, d.Source, p.markers}
 	c.reg.Add(crd)
 	for _, e := range p.violations {
 		findings = append(findings, finding.FromStructural(crd.Name(), e))

@@ -99,7 +99,7 @@ func (c *Catalog) Upgrades(ctx context.Context, only map[string]bool) ([]*Upgrad
 			prev.crd = crdupgrade.CRD{CRD: live}
 		}
 		old := prev.crd
-		u := &Upgrade{Old: old, New: crdupgrade.CRD{CRD: a.crd, Raw: a.raw}, Source: a.source, OldSource: prev.source}
+		u := &Upgrade{Old: old, New: crdupgrade.CRD{CRD: a.crd, Markers: a.markers}, Source: a.source, OldSource: prev.source}
 		u.Changes = crdupgrade.Compare(u.Old, u.New, c.opts.Server)
 		u.Tally = crdupgrade.NewTally(u.Changes)
 		for _, ch := range u.Changes {

@@ -120,10 +120,12 @@ type Change struct {
 // CRD is one side of the comparison: the CRD as decoded (schema.CRD), and
 // the document as written, for what the server drops when it decodes
 // (the mutability markers). Raw is nil for a CRD read from a cluster: then
-// the markers are not compared.
+// the markers are not compared. Markers, when set, are the markers of Raw
+// as update.CRDSchemas read them already, and Raw is not needed.
 type CRD struct {
-	CRD *schema.CRD
-	Raw map[string]interface{}
+	CRD     *schema.CRD
+	Raw     map[string]interface{}
+	Markers map[string]*update.Schema
 }
 
 // CRDUpdateValidator is the API server's own validation of a CRD update:
@@ -186,6 +188,9 @@ func StoredVersions(crd *schema.CRD) []string {
 
 // markers reads the mutability markers of a side, nil without its document.
 func (s CRD) markers() map[string]*update.Schema {
+	if s.Markers != nil {
+		return s.Markers
+	}
 	if s.Raw == nil {
 		return nil
 	}

@@ -90,6 +90,34 @@ type CRD struct {
 	validate    func(*apiextensionsv1.CustomResourceDefinition) field.ErrorList
 	invalidOnce sync.Once
 	invalid     field.ErrorList
+
+	memoMu sync.Mutex
+	memo   map[string]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	v    any
+	err  error
+}
+
+// Memo returns what build returns for key, built once for the CRD however
+// many goroutines ask at once: what is derived from the CRD alone and costly
+// to build, such as a version's validator with its CEL programs. It lives
+// as long as the CRD.
+func (c *CRD) Memo(key string, build func() (any, error)) (any, error) {
+	c.memoMu.Lock()
+	e, ok := c.memo[key]
+	if !ok {
+		if c.memo == nil {
+			c.memo = map[string]*memoEntry{}
+		}
+		e = &memoEntry{}
+		c.memo[key] = e
+	}
+	c.memoMu.Unlock()
+	e.once.Do(func() { e.v, e.err = build() })
+	return e.v, e.err
 }
 
 // NewCRD converts the schemas of every version of crd once.
@@ -108,8 +136,10 @@ func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
 			continue
 		}
 		c.raw[v.Name] = s
-		if s != nil && !crd.Spec.PreserveUnknownFields {
-			// As the custom resource handler does: defaults are pruned in a copy.
+		if s != nil && !crd.Spec.PreserveUnknownFields && hasDefaults(s) {
+			// As the custom resource handler does: defaults are pruned in a
+			// copy. Without defaults, pruning them changes nothing: the
+			// schema as written is served, and held once.
 			s = s.DeepCopy()
 			if err := structuraldefaulting.PruneDefaults(s); err != nil {
 				c.servedErr[v.Name] = err
@@ -119,6 +149,27 @@ func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
 		c.served[v.Name] = s
 	}
 	return c
+}
+
+// hasDefaults is whether s has a default anywhere that
+// structuraldefaulting.PruneDefaults would prune: in s, its properties,
+// items or additionalProperties.
+func hasDefaults(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.Default.Object != nil {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasDefaults(&p) {
+			return true
+		}
+	}
+	if s.AdditionalProperties != nil && hasDefaults(s.AdditionalProperties.Structural) {
+		return true
+	}
+	return hasDefaults(s.Items)
 }
 
 func structuralFromV1(v *apiextensionsv1.CustomResourceValidation) (*structuralschema.Structural, error) {

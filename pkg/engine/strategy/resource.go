@@ -41,27 +41,18 @@ type strategy interface {
 // and of custom resources: what the engine knows as schema.CRDValidator,
 // prune.CreateValidator and update.UpdateValidator. It builds the
 // validator of each CRD version once, when first asked for it (it compiles
-// the CEL rules), by CRD and version: by the CRD itself, not its name, as
-// two definitions of one name (an upgrade's old and new) validate apart.
-type Validators map[validatorKey]*Validator
-
-type validatorKey struct {
-	crd     *schema.CRD
-	version string
-}
+// the CEL rules), and keeps it with the CRD (schema.CRD.Memo): by the CRD
+// itself, not its name, as two definitions of one name (an upgrade's old
+// and new) validate apart. It holds nothing itself, and goroutines share it.
+type Validators struct{}
 
 // For returns the validator of a served version of crd.
-func (vs Validators) For(crd *schema.CRD, version string) (*Validator, error) {
-	key := validatorKey{crd, version}
-	if v, ok := vs[key]; ok {
-		return v, nil
-	}
-	v, err := newValidator(crd, version)
+func (Validators) For(crd *schema.CRD, version string) (*Validator, error) {
+	v, err := crd.Memo("strategy.Validator "+version, func() (any, error) { return newValidator(crd, version) })
 	if err != nil {
 		return nil, err
 	}
-	vs[key] = v
-	return v, nil
+	return v.(*Validator), nil
 }
 
 // UpdateValidator is For as the interface the update check takes.
