@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -198,20 +199,32 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		}
 	}
 	refused := upgrade.failed(o.Strict)
-	err = in.Documents(func(d *document.Document) error {
-		for _, obj := range d.Objects() {
+	// The documents are checked on every core, and reported in their order.
+	err = ordered.Map(ordered.Workers(), in.Documents, func(d *document.Document) []updated {
+		objs := d.Objects()
+		out := make([]updated, 0, len(objs))
+		for _, obj := range objs {
 			res, err := cat.Update(ctx, obj)
+			out = append(out, updated{obj, res, err})
 			if err != nil {
-				var ie *document.InputError
-				if errors.As(err, &ie) {
-					return inputError(err)
-				}
-				return err
+				break
 			}
+		}
+		return out
+	}, func(d *document.Document, checked []updated) error {
+		for _, u := range checked {
+			if u.err != nil {
+				var ie *document.InputError
+				if errors.As(u.err, &ie) {
+					return inputError(u.err)
+				}
+				return u.err
+			}
+			res := u.res
 			if res.Status == catalog.UpdateSkipped {
 				continue
 			}
-			out.Add(updateItem{Object: res.Object, Source: obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings})
+			out.Add(updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings})
 			refused = refused || len(res.Refused) > 0
 		}
 		return nil
@@ -226,6 +239,13 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 		return errFindings
 	}
 	return nil
+}
+
+// updated is what the catalog's Update says of an object.
+type updated struct {
+	obj *document.Document
+	res *catalog.UpdateResult
+	err error
 }
 
 // checkUpgrades checks the upgrade of the CRDs of -f, if any: the

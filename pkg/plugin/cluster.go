@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -32,6 +33,10 @@ import (
 // a command needs it; the CRD list is fetched once per run.
 type cluster struct {
 	flags *genericclioptions.ConfigFlags
+
+	// mu guards the clients, made on first use by whichever goroutine
+	// checking objects asks first.
+	mu sync.Mutex
 
 	client    apiextensionsclient.Interface
 	discovery discovery.CachedDiscoveryInterface
@@ -94,6 +99,12 @@ func (c *cluster) where() string {
 const offlineHint = "to work without a cluster, pass --offline and give the CRDs with --crd-file"
 
 func (c *cluster) connect() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connectLocked()
+}
+
+func (c *cluster) connectLocked() error {
 	if c.client != nil {
 		return nil
 	}
@@ -322,7 +333,9 @@ func (c *cluster) GetObject(ctx context.Context, gvr runtimeschema.GroupVersionR
 }
 
 func (c *cluster) dynamicClient() error {
-	if err := c.connect(); err != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.connectLocked(); err != nil {
 		return err
 	}
 	if c.dynamic == nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -115,47 +116,53 @@ func (s *objectStream) scanFile(name string, stdin io.Reader, flag string, visit
 	if objects {
 		s.inputs = append(s.inputs, again)
 	}
-	r := document.NewReader(in, name)
-	for {
-		d, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return inputError(err)
-		}
-		s.Warnings = append(s.Warnings, warningsOf(d)...)
-		for _, o := range d.Objects() {
-			if flag == "--old" {
-				// A CRD of --old is the one a CRD of -f replaces.
-				if ok, err := s.crds.cat.AddPreviousCRD(o); ok {
-					if err != nil {
-						s.OldErrors = append(s.OldErrors, err)
-					}
-					continue
-				}
-				if err := s.crds.cat.AddOld(o); err != nil {
+	// Documents are parsed on every core, and seen here in their order.
+	var visitErr error
+	err = document.NewReader(in, name).Each(ordered.Workers(), func(d *document.Document) error {
+		visitErr = s.scanDocument(d, flag, visit)
+		return visitErr
+	})
+	if err != nil && err != visitErr {
+		return inputError(err)
+	}
+	return err
+}
+
+// scanDocument is scanFile's for one document of a file of flag.
+func (s *objectStream) scanDocument(d *document.Document, flag string, visit func(*document.Document) error) error {
+	objects := flag == "-f"
+	s.Warnings = append(s.Warnings, warningsOf(d)...)
+	for _, o := range d.Objects() {
+		if flag == "--old" {
+			// A CRD of --old is the one a CRD of -f replaces.
+			if ok, err := s.crds.cat.AddPreviousCRD(o); ok {
+				if err != nil {
 					s.OldErrors = append(s.OldErrors, err)
 				}
 				continue
 			}
-			s.crds.add(o)
-			if !objects {
-				continue
+			if err := s.crds.cat.AddOld(o); err != nil {
+				s.OldErrors = append(s.OldErrors, err)
 			}
-			s.Objects++
-			if err := visit(o); err != nil {
-				return err
-			}
+			continue
 		}
-		if objects && s.keeping {
-			s.keptSize += len(d.Raw())
-			s.kept = append(s.kept, d)
-			if s.keptSize > keepBytes {
-				s.keeping, s.kept = false, nil
-			}
+		s.crds.add(o)
+		if !objects {
+			continue
+		}
+		s.Objects++
+		if err := visit(o); err != nil {
+			return err
 		}
 	}
+	if objects && s.keeping {
+		s.keptSize += len(d.Raw())
+		s.kept = append(s.kept, d)
+		if s.keptSize > keepBytes {
+			s.keeping, s.kept = false, nil
+		}
+	}
+	return nil
 }
 
 // open opens a file (- for stdin) for the first pass, and says how the
@@ -251,20 +258,16 @@ func (in rereadable) each(fn func(*document.Document) error) error {
 		defer f.Close()
 		r = f
 	}
-	rd := document.NewReader(r, in.name)
-	for {
-		d, err := rd.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			// Read once already: the file changed in between.
-			return inputError(fmt.Errorf("%w (read again: did the file change during the run?)", err))
-		}
-		if err := fn(d); err != nil {
-			return err
-		}
+	var fnErr error
+	err := document.NewReader(r, in.name).Each(ordered.Workers(), func(d *document.Document) error {
+		fnErr = fn(d)
+		return fnErr
+	})
+	if err != nil && err != fnErr {
+		// Read once already: the file changed in between.
+		return inputError(fmt.Errorf("%w (read again: did the file change during the run?)", err))
 	}
+	return err
 }
 
 // Close removes the spools.

@@ -115,7 +115,11 @@ func checkLikeEager(t *testing.T, in []byte) {
 			if lenient {
 				continue
 			}
-			if g.Source != w.Source || !reflect.DeepEqual(g.Warnings, w.Warnings) {
+			// The eager reader, its node tree refused, named the line where
+			// the document's text starts; the lazy one may know the line of
+			// its first node, from the text.
+			lineKnown := !want.IsList() && want.treeErr != nil && g.Source.File == w.Source.File && g.Source.Line >= w.Source.Line
+			if g.Source != w.Source && !lineKnown || !reflect.DeepEqual(g.Warnings, w.Warnings) {
 				t.Fatalf("input %q, document %d: source %v, warnings %v; want %v, %v", in, i, g.Source, g.Warnings, w.Source, w.Warnings)
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	textunicode "golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 )
 
 // Reader reads the documents of one input, one at a time, the way kubectl
@@ -115,6 +117,84 @@ func (r *Reader) Next() (*Document, error) {
 		}
 	}
 	return nil, r.err
+}
+
+// Each calls fn with each document Next would return, in order, while the
+// next documents are parsed on up to workers goroutines (splitting the
+// input into documents stays on one). It returns nil at the end of the
+// input, else the first error: Next's (final, as there), or fn's. At most
+// a few documents per worker are read ahead of fn. After an error of fn's,
+// the reader is spent.
+func (r *Reader) Each(workers int, fn func(*Document) error) error {
+	if r.err != nil {
+		if errors.Is(r.err, io.EOF) {
+			return nil
+		}
+		return r.err
+	}
+	type read struct {
+		c       chunk
+		parse   bool  // c is to parse
+		jsonErr error // the JSON error to report if parsing c fails
+		d       *Document
+		err     error
+	}
+	err := ordered.Map(workers, func(emit func(*read) error) error {
+		for {
+			if r.json != nil {
+				d, toYAML, err := r.nextJSON()
+				if !toYAML {
+					if errors.Is(err, io.EOF) {
+						return nil
+					}
+					if stop := emit(&read{d: d, err: err}); stop != nil {
+						return stop
+					}
+					if err != nil {
+						return nil // final: fn sees it
+					}
+					continue
+				}
+			}
+			c, err := r.nextChunk()
+			if err != nil {
+				if r.jsonErr != nil && !errors.Is(err, io.EOF) {
+					err = r.jsonErr // as the upstream decoder reports it
+				}
+				r.jsonErr = nil
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return emit(&read{err: err})
+			}
+			if err := emit(&read{c: c, parse: true, jsonErr: r.jsonErr}); err != nil {
+				return err
+			}
+			r.jsonErr = nil
+		}
+	}, func(rd *read) *read {
+		if rd.parse {
+			rd.d, rd.err = parseChunk(rd.c, r.file)
+			if rd.err != nil && rd.jsonErr != nil {
+				rd.err = rd.jsonErr
+			}
+			rd.c = chunk{}
+		}
+		return rd
+	}, func(_ *read, rd *read) error {
+		if rd.err != nil {
+			r.err = rd.err
+			return rd.err
+		}
+		if rd.d == nil {
+			return nil
+		}
+		return fn(rd.d)
+	})
+	if err == nil {
+		r.err = io.EOF
+	}
+	return err
 }
 
 // next reads one document; nil when it is empty or null.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,6 +17,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 )
 
@@ -157,7 +160,68 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		checkLikeKubectl(t, in)
+		checkEachLikeNext(t, in)
 	})
+}
+
+// checkEachLikeNext: Reader.Each, parsing on other goroutines, gives the
+// documents and the error Next gives, in the same order.
+func checkEachLikeNext(t *testing.T, in []byte) {
+	t.Helper()
+	var want []*document.Document
+	r := document.NewReader(bytes.NewReader(in), "in")
+	var werr error
+	for {
+		d, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				werr = err
+			}
+			break
+		}
+		want = append(want, d)
+	}
+	for _, workers := range []int{1, 3} {
+		var got []*document.Document
+		gerr := document.NewReader(bytes.NewReader(in), "in").Each(workers, func(d *document.Document) error {
+			got = append(got, d)
+			return nil
+		})
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("input %q, %d workers: Each's error %v, Next's %v", in, workers, gerr, werr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("input %q, %d workers: Each gives %d documents, Next %d", in, workers, len(got), len(want))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if !reflect.DeepEqual(g.Object, w.Object) || g.Source != w.Source || !reflect.DeepEqual(g.Warnings, w.Warnings) || !bytes.Equal(g.Raw(), w.Raw()) {
+				t.Fatalf("input %q, %d workers: document %d differs: %v %v %v, Next's %v %v %v", in, workers, i, g.Object, g.Source, g.Warnings, w.Object, w.Source, w.Warnings)
+			}
+		}
+	}
+}
+
+// TestEachLikeNext runs checkEachLikeNext on the reader's cases and on
+// the corpus's files (the first 200).
+func TestEachLikeNext(t *testing.T) {
+	for _, in := range readerCases {
+		checkEachLikeNext(t, in)
+	}
+	boom := errors.New("stop")
+	calls := 0
+	err := document.NewReader(strings.NewReader("kind: A\n---\nkind: B\n---\nkind: C\n"), "in").Each(2, func(*document.Document) error {
+		calls++
+		return boom
+	})
+	if err != boom || calls != 1 {
+		t.Fatalf("Each returned %v after %d calls; want fn's error after 1", err, calls)
+	}
+	dir := testcorpus.Dir(t)
+	files := append(testcorpus.CRFiles(t, dir), testcorpus.CRDFiles(t, dir)[:20]...)
+	for _, f := range files {
+		checkEachLikeNext(t, testcorpus.Read(t, dir, f))
+	}
 }
 
 // TestReaderLines: documents and errors carry the line of the file, JSON
