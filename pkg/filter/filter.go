@@ -21,12 +21,14 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
 // The function config's type.
@@ -162,10 +164,19 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		if err != nil {
 			return nil, fmt.Errorf("crdPaths: %w", err)
 		}
-		for _, d := range docs {
-			if err := c.addCRD(cat, d); err != nil {
-				return nil, fmt.Errorf("crdPaths: %w", err)
+		// The CRDs are decoded and validated on every core, added in order.
+		err = ordered.Map(ordered.Workers(), func(emit func(*document.Document) error) error {
+			for _, d := range docs {
+				if err := emit(d); err != nil {
+					return err
+				}
 			}
+			return nil
+		}, prepareCRD(cat), func(_ *document.Document, p *catalog.PreparedCRD) error {
+			return c.addCRD(cat, p)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("crdPaths: %w", err)
 		}
 	}
 	var bad []string // a previous object that matches nothing would let its update pass unchecked
@@ -195,23 +206,49 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	// item costs beyond the ResourceList the protocol holds is small.
 	kinds := catalog.Kinds{}
 	upgrade := newUpgradeCheck()
-	for i, item := range items {
-		apiVersion, kind := item.GetApiVersion(), item.GetKind()
-		if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
-			kinds.Add(map[string]interface{}{"apiVersion": apiVersion, "kind": kind})
-			continue
-		}
-		doc, err := readItem(item, i)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range doc.Objects() {
-			kinds.Add(o.Object)
-			upgrade.visit(o)
-			if err := c.addCRD(cat, o); err != nil {
-				return nil, err
+	type read struct {
+		objects  []*document.Document
+		prepared []*catalog.PreparedCRD
+		err      error
+	}
+	prepare := prepareCRD(cat)
+	err = ordered.Map(ordered.Workers(), func(emit func(int) error) error {
+		for i, item := range items {
+			apiVersion, kind := item.GetApiVersion(), item.GetKind()
+			if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
+				kinds.Add(map[string]interface{}{"apiVersion": apiVersion, "kind": kind})
+				continue
+			}
+			if err := emit(i); err != nil {
+				return err
 			}
 		}
+		return nil
+	}, func(i int) read {
+		doc, err := readItem(items[i], i)
+		if err != nil {
+			return read{err: err}
+		}
+		r := read{objects: doc.Objects()}
+		for _, o := range r.objects {
+			r.prepared = append(r.prepared, prepare(o))
+		}
+		return r
+	}, func(_ int, r read) error {
+		if r.err != nil {
+			return r.err
+		}
+		for j, o := range r.objects {
+			kinds.Add(o.Object)
+			upgrade.visit(o)
+			if err := c.addCRD(cat, r.prepared[j]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
 	if err := cat.Resolve(context.Background(), kinds); err != nil {
@@ -225,40 +262,73 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	// A pruned item replaces its original in items as it is checked, so
 	// that the original can go.
 	out := items
-	for i, item := range items {
-		if isFunctionConfig(item) {
-			continue // kustomize fn run and kpt pass the function's own config along
+	// The items are read and checked on every core, and reported in their
+	// order: results, the upgrade's counts, the pruned items.
+	type itemChecks struct {
+		doc     *document.Document
+		objects []*checked
+		err     error
+	}
+	err = ordered.Map(ordered.Workers(), func(emit func(int) error) error {
+		for i, item := range items {
+			if isFunctionConfig(item) {
+				continue // kustomize fn run and kpt pass the function's own config along
+			}
+			if err := emit(i); err != nil {
+				return err
+			}
 		}
-		doc, err := readItem(item, i)
+		return nil
+	}, func(i int) itemChecks {
+		doc, err := readItem(items[i], i)
 		if err != nil {
-			return nil, err
+			return itemChecks{err: err}
 		}
-		changed := false
+		ic := itemChecks{doc: doc}
 		// The objects kubectl would send: a List's items one by one.
 		for _, d := range doc.Objects() {
-			ch, err := c.check(cat, upgrade, d, item)
+			ch, err := c.checkObject(cat, upgrade, d)
 			if err != nil {
-				return nil, err
+				ic.err = err
+				break
+			}
+			ic.objects = append(ic.objects, ch)
+		}
+		return ic
+	}, func(i int, ic itemChecks) error {
+		if ic.err != nil {
+			return ic.err
+		}
+		doc, changed := ic.doc, false
+		for _, ch := range ic.objects {
+			ch, err := c.report(cat, upgrade, ch, items[i])
+			if err != nil {
+				return err
 			}
 			changed = changed || ch
 		}
 		lowered := false
 		if c.LowerMutability {
+			var err error
 			if lowered, err = c.lowerMutability(doc); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if doPrune && changed || lowered {
 			b, err := doc.Encode()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			node, err := yaml.Parse(string(b))
 			if err != nil {
-				return nil, fmt.Errorf("%s: the pruned item does not parse: %w", doc.Source.File, err)
+				return fmt.Errorf("%s: the pruned item does not parse: %w", doc.Source.File, err)
 			}
 			out[i] = node
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	c.reportChanges(upgrade)
 	sort.SliceStable(c.Results, func(i, j int) bool {
@@ -290,44 +360,86 @@ func readItem(item *yaml.RNode, i int) (*document.Document, error) {
 	return ds[0], nil
 }
 
-// addCRD adds d to the catalog when it is a CRD, with its findings as
+// prepareCRD is catalog.PrepareCRD of the documents that are CRDs (nil for
+// the others), for any goroutine.
+func prepareCRD(cat *catalog.Catalog) func(*document.Document) *catalog.PreparedCRD {
+	return func(d *document.Document) *catalog.PreparedCRD {
+		if ref := prune.Ref(d.Object); !schema.IsCRD(ref.APIVersion, ref.Kind) {
+			return nil
+		}
+		return cat.PrepareCRD(d)
+	}
+}
+
+// addCRD adds a document PrepareCRD read to the catalog when it is a CRD, with its findings as
 // results. A CRD the API server refuses is bad input: it fails the run
 // whatever failOn says, as the apply would fail.
-func (c *CRDCheck) addCRD(cat *catalog.Catalog, d *document.Document) error {
-	crd, findings, err := cat.AddCRD(d)
+func (c *CRDCheck) addCRD(cat *catalog.Catalog, p *catalog.PreparedCRD) error {
+	if p == nil {
+		return nil // not a CRD
+	}
+	crd, findings, err := cat.AddPrepared(p)
 	if err != nil || crd == nil {
 		return err
 	}
+	d := p.Document()
 	ref := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: crd.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: crd.Name()}}
 	for _, f := range findings {
 		if f.Reason == finding.ReasonRedefined {
 			f.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", crd.Name(), f.Message)
 		}
-		c.report(f, ref, &framework.File{Path: d.Source.File})
+		c.result(f, ref, &framework.File{Path: d.Source.File})
 	}
 	return nil
 }
 
-// check prunes one object and checks it as a create, or as an update when it
-// has a previous version, and as an existing object of an upgraded CRD;
-// changed says whether pruning changed it.
-func (c *CRDCheck) check(cat *catalog.Catalog, upgrade *upgradeCheck, d *document.Document, item *yaml.RNode) (changed bool, err error) {
+// checked is what checkObject found of one object, for report.
+type checked struct {
+	d      *document.Document
+	old    *document.Document
+	impact *impact
+	res    *prune.Result
+	// findings are the prune check's; outcome is the update check's, when
+	// the object has a previous version.
+	findings []finding.Finding
+	outcome  *update.Outcome
+}
+
+// checkObject prunes one object and checks it as a create, or as an update
+// when it has a previous version, and as an existing object of an upgraded
+// CRD. It changes nothing but the object's document (the edits of pruning),
+// and goroutines may check objects at once; report reports in order.
+func (c *CRDCheck) checkObject(cat *catalog.Catalog, upgrade *upgradeCheck, d *document.Document) (*checked, error) {
 	original := d.Object // the object as written, before the edits of pruning
 	old, err := cat.Old(context.Background(), d)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	// The upgrade reads the object as written, before pruning: as the cluster has it.
 	// An object the new CRD cannot take at all is the prune check's error to tell.
-	upgraded, caused, upgradeErr := upgrade.impact(cat, d)
+	imp, upgradeErr := upgrade.computeImpact(cat, d)
 	// A create is validated as one; an update (with ratcheting) below.
 	res, findings, err := cat.Prune(d, catalog.PruneOptions{Defaults: c.Defaults, Validate: old == nil})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if upgradeErr != nil {
-		return false, upgradeErr
+		return nil, upgradeErr
 	}
+	out := &checked{d: d, old: old, impact: imp, res: res, findings: findings}
+	if old != nil && res.Status != prune.MissingCRD && res.Status != prune.IsCRD {
+		if out.outcome, err = cat.CheckUpdate(old.Object, original, d); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// report reports what checkObject found of an object of item, and counts
+// its upgrade impact; changed says whether pruning changed it.
+func (c *CRDCheck) report(cat *catalog.Catalog, upgrade *upgradeCheck, ch *checked, item *yaml.RNode) (changed bool, err error) {
+	d, res := ch.d, ch.res
+	upgraded, caused := upgrade.record(cat, ch.impact)
 	ref := &yaml.ResourceIdentifier{
 		TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
 		NameMeta: yaml.NameMeta{Name: res.Object.Name, Namespace: res.Object.Namespace},
@@ -345,29 +457,25 @@ func (c *CRDCheck) check(cat *catalog.Catalog, upgrade *upgradeCheck, d *documen
 		if !builtin.IsBuiltin(res.Object.APIVersion) {
 			f := finding.NoCRD(res.Object)
 			f.Message += ": not checked"
-			c.report(f, ref, file)
+			c.result(f, ref, file)
 		}
 		return false, nil
 	case prune.IsCRD:
 		return false, nil
 	}
-	for _, f := range findings {
+	for _, f := range ch.findings {
 		if !caused[findingKey(f)] {
-			c.report(f, ref, file)
+			c.result(f, ref, file)
 		}
 	}
 	for _, f := range upgraded {
-		c.report(f, ref, file)
+		c.result(f, ref, file)
 	}
-	if old != nil {
-		outcome, err := cat.CheckUpdate(old.Object, original, d)
-		if err != nil {
-			return false, err
-		}
-		for _, u := range outcome.Refused {
+	if ch.outcome != nil {
+		for _, u := range ch.outcome.Refused {
 			f := finding.FromUpdate(u)
-			f.Message = fmt.Sprintf("update refused: %s (previous version: %s)", f.Message, old.Source)
-			c.report(f, ref, file)
+			f.Message = fmt.Sprintf("update refused: %s (previous version: %s)", f.Message, ch.old.Source)
+			c.result(f, ref, file)
 		}
 	}
 	return len(res.Changes) > 0, nil
@@ -376,11 +484,11 @@ func (c *CRDCheck) check(cat *catalog.Catalog, upgrade *upgradeCheck, d *documen
 // resultTags name, per check, the tag that carries a finding's reason.
 var resultTags = map[finding.Check]string{finding.Prune: "reason", finding.Invalid: "type", finding.Update: "rule", finding.DataLoss: "reason"}
 
-// report adds a finding about ref in file as a result: an error when its
+// result adds a finding about ref in file as a result: an error when its
 // check is in failOn, else a warning (info for a finding the engine calls
 // one). A finding of no check (a CRD defined twice) is never an error,
 // whatever failOn says.
-func (c *CRDCheck) report(f finding.Finding, ref *yaml.ResourceIdentifier, file *framework.File) *framework.Result {
+func (c *CRDCheck) result(f finding.Finding, ref *yaml.ResourceIdentifier, file *framework.File) *framework.Result {
 	r := &framework.Result{Message: f.Message, Severity: framework.Warning, ResourceRef: ref, File: file}
 	if f.Severity == finding.Info {
 		r.Severity = framework.Info

@@ -73,37 +73,62 @@ func (u *upgradeCheck) compare(cat *catalog.Catalog) error {
 	return nil
 }
 
-// impact checks d, a custom resource of the items as written, as an
-// existing object of an upgraded CRD: what it loses (DataLoss) and why the
-// server would refuse it (Invalid). An object of a version the previous
-// CRD lacks is no existing object: a note says it is not checked.
-//
-// A refusal the upgrade causes is also one of the create check's (the
-// item is checked against the new CRD): caused names them, so that the
-// create check leaves them to the upgrade's words.
-func (u *upgradeCheck) impact(cat *catalog.Catalog, d *document.Document) (findings []finding.Finding, caused map[string]bool, err error) {
+// impact is what the upgrade does to d, a custom resource of the items as
+// written, as an existing object of an upgraded CRD, computed by
+// computeImpact on any goroutine for record.
+type impact struct {
+	computed *catalog.Impact
+	// notExisting: d's version is not one the previous CRD has, so d is
+	// no existing object and is not checked.
+	notExisting *finding.Finding
+	oldSource   string
+}
+
+// computeImpact runs d through the upgrade (catalog.ComputeImpact); nil
+// when no upgrade concerns d's kind. It changes nothing.
+func (u *upgradeCheck) computeImpact(cat *catalog.Catalog, d *document.Document) (*impact, error) {
 	if len(u.byKind) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	ref := prune.Ref(d.Object)
 	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return nil, nil, nil // the prune check refuses it
+		return nil, nil // the prune check refuses it
 	}
 	up, ok := u.byKind[runtimeschema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
 	if !ok {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if _, ok := up.Old.CRD.Version(gv.Version); !ok {
-		return []finding.Finding{finding.NotExisting(up.Old.CRD.Name(), gv.Version)}, nil, nil
+		f := finding.NotExisting(up.Old.CRD.Name(), gv.Version)
+		return &impact{notExisting: &f}, nil
 	}
-	imp, all, err := cat.UpgradeImpact(d)
+	imp, err := cat.ComputeImpact(d)
 	if err != nil || imp == nil {
-		return nil, nil, err
+		return nil, err
 	}
-	u.checked[imp.CRD]++
+	return &impact{computed: imp, oldSource: up.OldSource.String()}, nil
+}
+
+// record counts an impact, in the order of the items, and says what it
+// does to the object: what it loses (DataLoss) and why the server would
+// refuse it (Invalid); for an object of a version the previous CRD lacks, a
+// note that it is not checked.
+//
+// A refusal the upgrade causes is also one of the create check's (the
+// item is checked against the new CRD): caused names them, so that the
+// create check leaves them to the upgrade's words.
+func (u *upgradeCheck) record(cat *catalog.Catalog, imp *impact) (findings []finding.Finding, caused map[string]bool) {
+	switch {
+	case imp == nil:
+		return nil, nil
+	case imp.notExisting != nil:
+		return []finding.Finding{*imp.notExisting}, nil
+	}
+	all := cat.AddImpact(imp.computed)
+	u.checked[imp.computed.CRD]++
 	caused = map[string]bool{}
-	for _, e := range imp.Errors {
+	for _, e := range imp.computed.Errors {
 		caused[findingKey(finding.FromInvalid(e))] = true
 	}
 	for _, f := range all {
@@ -111,10 +136,10 @@ func (u *upgradeCheck) impact(cat *catalog.Catalog, d *document.Document) (findi
 		if f.Severity != finding.Error {
 			continue
 		}
-		f.Message = fmt.Sprintf("%s (previous CustomResourceDefinition: %s)", f.Message, up.OldSource)
+		f.Message = fmt.Sprintf("%s (previous CustomResourceDefinition: %s)", f.Message, imp.oldSource)
 		findings = append(findings, f)
 	}
-	return findings, caused, nil
+	return findings, caused
 }
 
 // findingKey tells findings apart: their check, field and words.
@@ -136,7 +161,7 @@ func (c *CRDCheck) reportChanges(u *upgradeCheck) {
 			f := up.Findings[i]
 			f.Message += finding.ObjectsHurt(a, checked)
 			f.Path = "" // a field of the objects, not of the CRD: the message names it
-			r := c.report(f, item.ref, item.file)
+			r := c.result(f, item.ref, item.file)
 			hurt := len(a.Objects)
 			if !a.Counted && a.Change.Severity.Rank() <= crdupgrade.Invalid.Rank() {
 				hurt = checked

@@ -281,10 +281,17 @@ func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck)
 		}
 	case o.Offline && len(o.catalog.OldObjects()) > 0:
 		// The old objects are what the cluster holds, as far as files tell.
-		for _, d := range o.catalog.OldObjects() {
-			if err := u.add(o.catalog, d); err != nil {
-				return inputError(err)
+		olds := o.catalog.OldObjects()
+		err := u.checkObjects(o.catalog, func(emit func(*document.Document) error) error {
+			for _, d := range olds {
+				if err := emit(d); err != nil {
+					return err
+				}
 			}
+			return nil
+		}, func(_ *document.Document, err error) error { return inputError(err) }, nil)
+		if err != nil {
+			return err
 		}
 	case o.Offline:
 		fmt.Fprintf(o.ErrOut, "Warning: no existing objects checked: give them with --objects FILE|DIR\n")

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
@@ -108,16 +109,43 @@ func (u *upgradeCheck) visit(d *document.Document) {
 	}
 }
 
-// add checks one existing object; an error is an input error.
-func (u *upgradeCheck) add(cat *catalog.Catalog, d *document.Document) error {
-	imp, findings, err := cat.UpgradeImpact(d)
-	if err != nil {
-		return err
+// checkObjects checks the existing objects produce emits on every core
+// (catalog.ComputeImpact) and records them in their order (record). what
+// turns the error of an object into the run's; step, when not nil, follows
+// each object.
+func (u *upgradeCheck) checkObjects(cat *catalog.Catalog, produce func(emit func(*document.Document) error) error,
+	what func(*document.Document, error) error, step func()) error {
+	type computed struct {
+		imp *catalog.Impact
+		err error
 	}
-	if imp == nil {
+	return ordered.Map(ordered.Workers(), produce, func(d *document.Document) computed {
+		imp, err := cat.ComputeImpact(d)
+		return computed{imp, err}
+	}, func(d *document.Document, c computed) error {
+		err := c.err
+		if err == nil {
+			err = u.record(cat, c.imp)
+		}
+		if err != nil {
+			return what(d, err)
+		}
+		if step != nil {
+			step()
+		}
+		return nil
+	})
+}
+
+// record counts one existing object's impact (nil: not of an upgraded
+// kind) and keeps what the report says of it.
+func (u *upgradeCheck) record(cat *catalog.Catalog, computed *catalog.Impact) error {
+	if computed == nil {
 		u.skipped++
 		return nil
 	}
+	findings := cat.AddImpact(computed)
+	imp := computed.ObjectImpact
 	u.checked[imp.CRD]++
 	if len(findings) == 0 {
 		return nil
@@ -194,21 +222,16 @@ func (u *upgradeCheck) objectsFromFile(cat *catalog.Catalog, name string, stdin 
 		defer f.Close()
 		in = f
 	}
-	r := document.NewReader(in, name)
-	for {
-		d, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return inputError(err)
-		}
-		for _, o := range d.Objects() {
-			if err := u.add(cat, o); err != nil {
-				return inputError(err)
+	return u.checkObjects(cat, func(emit func(*document.Document) error) error {
+		return document.NewReader(in, name).Each(ordered.Workers(), func(d *document.Document) error {
+			for _, o := range d.Objects() {
+				if err := emit(o); err != nil {
+					return err
+				}
 			}
-		}
-	}
+			return nil
+		})
+	}, func(_ *document.Document, err error) error { return inputError(err) }, nil)
 }
 
 // objectsFromCluster lists the objects of each upgraded CRD in every
@@ -241,20 +264,29 @@ func (u *upgradeCheck) listAndCheck(ctx context.Context, c *cluster, cat *catalo
 	go func() {
 		defer close(checked)
 		done := 0
-		for items := range pages {
-			for i := 0; i < len(items) && checkErr == nil; i++ {
-				if err := u.add(cat, &document.Document{Object: items[i].Object}); err != nil {
-					checkErr = err
-					var ie *document.InputError
-					if errors.As(err, &ie) {
-						// An object the cluster serves that its own CRD cannot store: the server's business.
-						checkErr = &ExitError{Code: ExitInternal, Err: fmt.Errorf("%s: %s", prune.Ref(items[i].Object), ie.Msg)}
+		checkErr = u.checkObjects(cat, func(emit func(*document.Document) error) error {
+			for items := range pages {
+				for i := range items {
+					if err := emit(&document.Document{Object: items[i].Object}); err != nil {
+						return err
 					}
-					cancel()
 				}
-				done++
-				p.step(done)
 			}
+			return nil
+		}, func(d *document.Document, err error) error {
+			cancel() // the lister stops: the scan failed
+			var ie *document.InputError
+			if errors.As(err, &ie) {
+				// An object the cluster serves that its own CRD cannot store: the server's business.
+				err = &ExitError{Code: ExitInternal, Err: fmt.Errorf("%s: %s", prune.Ref(d.Object), ie.Msg)}
+			}
+			return err
+		}, func() {
+			done++
+			p.step(done)
+		})
+		for range pages {
+			// After an error: the lister stops at the cancel; what it sent is dropped.
 		}
 	}()
 	listErr := c.ListObjects(ctx, gvr, chunk, func(items []unstructured.Unstructured, remaining int64) error {

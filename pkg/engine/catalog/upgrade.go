@@ -116,27 +116,52 @@ func (c *Catalog) Upgrades(ctx context.Context, only map[string]bool) ([]*Upgrad
 // UpgradeImpact is what the upgrade of its CRD does to d, an existing
 // object of the old CRD (from the cluster, or a file standing for one):
 // nil when no upgrade (Upgrades) concerns its kind. The upgrade's Tally
-// counts it. An error is an *document.InputError.
+// counts it. An error is an *document.InputError. It is ComputeImpact
+// then AddImpact.
 func (c *Catalog) UpgradeImpact(d *document.Document) (*crdupgrade.ObjectImpact, []finding.Finding, error) {
+	imp, err := c.ComputeImpact(d)
+	if err != nil || imp == nil {
+		return nil, nil, err
+	}
+	return imp.ObjectImpact, c.AddImpact(imp), nil
+}
+
+// Impact is an object's impact as ComputeImpact computed it, for AddImpact.
+type Impact struct {
+	*crdupgrade.ObjectImpact
+	upgrade *Upgrade
+}
+
+// ComputeImpact is the costly part of UpgradeImpact, the object run through
+// the new CRD with the server's code; it changes nothing, and goroutines
+// may call it at once. AddImpact counts what it computed.
+func (c *Catalog) ComputeImpact(d *document.Document) (*Impact, error) {
 	ref, gv, err := prune.Identify(d)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	u, ok := c.upgrades[runtimeschema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
 	if !ok {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if _, ok := u.Old.CRD.Version(gv.Version); !ok {
 		err := fmt.Errorf("CustomResourceDefinition %s had no version %q", u.Old.CRD.Name(), gv.Version)
-		return nil, nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
+		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}
 	imp, err := crdupgrade.Impact(d, u.Old.CRD, u.New.CRD, c.opts.Server)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	imp.Object.Namespace = c.opts.Namespaces.Shown(u.New.CRD, imp.Object.Namespace)
-	u.Unexplained = append(u.Unexplained, u.Tally.Add(imp)...)
-	return imp, finding.FromImpact(imp), nil
+	return &Impact{ObjectImpact: imp, upgrade: u}, nil
+}
+
+// AddImpact counts an impact in its upgrade's Tally, in the order of the
+// objects (one goroutine at a time), and words it as findings.
+func (c *Catalog) AddImpact(imp *Impact) []finding.Finding {
+	u := imp.upgrade
+	u.Unexplained = append(u.Unexplained, u.Tally.Add(imp.ObjectImpact)...)
+	return finding.FromImpact(imp.ObjectImpact)
 }
 
 // OldObjects are the objects AddOld added, in the order of their sources:
