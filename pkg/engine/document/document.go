@@ -272,10 +272,10 @@ func parseJSON(raw []byte, file string, line int) (*Document, error) {
 	if bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
-	node, err := parseTree(raw)
-	if err != nil {
-		return nil, &InputError{Source: Source{File: file, Line: line}, Msg: "invalid JSON: " + err.Error()}
-	}
+	// The JSON decoder read it: what kubectl sends. The node tree's YAML
+	// parser refuses some JSON (a DEL or C1 control character in a
+	// string): the object is checked all the same.
+	node, treeErr := parseTree(raw)
 	d := &Document{
 		Source:    Source{File: file, Line: line},
 		raw:       append([]byte(nil), raw...),
@@ -283,7 +283,12 @@ func parseJSON(raw []byte, file string, line int) (*Document, error) {
 		seqIndent: string(kyaml.CompactSequenceStyle),
 		isJSON:    true,
 	}
-	d.setTree(node, nil)
+	if treeErr != nil {
+		ie := shiftYAMLError(treeErr, file, line)
+		d.Warnings = append(d.Warnings, Warning{Source: ie.Source, Msg: "kubectl reads this document, but not every YAML parser does (" + ie.Msg +
+			"): lines are not known, and an edit writes the document again without its comments"})
+	}
+	d.setTree(node, treeErr)
 	if err := d.decode(nil, raw, true); err != nil {
 		return d, err
 	}
