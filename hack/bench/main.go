@@ -100,13 +100,7 @@ func run(o options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	corpusDir := o.corpus
-	if corpusDir == "" {
-		corpusDir = os.Getenv("KUBECTL_CRD_CORPUS")
-	}
-	if corpusDir == "" {
-		corpusDir = filepath.Join(filepath.Dir(root), "shared", "corpus")
-	}
+	corpusDir := corpusOf(o, root)
 	work := o.keep
 	if work == "" {
 		if work, err = os.MkdirTemp("", "kubectl-crd-bench-"); err != nil {
@@ -238,8 +232,27 @@ func childInputs(o options, corpusDir, dir string, n int) (*inputSet, error) {
 	return in, json.Unmarshal(b, in)
 }
 
-// writeInputsOnly is the child of childInputs.
+// corpusOf is the corpus directory: -corpus, else $KUBECTL_CRD_CORPUS,
+// else ../shared/corpus beside the module at root.
+func corpusOf(o options, root string) string {
+	if o.corpus != "" {
+		return o.corpus
+	}
+	if dir := os.Getenv("KUBECTL_CRD_CORPUS"); dir != "" {
+		return dir
+	}
+	return filepath.Join(filepath.Dir(root), "shared", "corpus")
+}
+
+// writeInputsOnly is the child of childInputs, and -write-inputs.
 func writeInputsOnly(o options, dir string) error {
+	if o.corpus == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return err
+		}
+		o.corpus = corpusOf(o, root)
+	}
 	var projects []string
 	if o.projects != "" {
 		projects = strings.Split(o.projects, ",")
