@@ -1,8 +1,8 @@
 # make dist: the release in dist/, an archive per platform, SHA256SUMS and the krew manifest crd.yaml
 # (see docs/release.md). VERSION=v1.2.3 sets the version; by default it comes from git describe.
 # PLATFORMS=linux/amd64 builds fewer platforms (then without the manifest, which names them all).
-# make test-dist: the tests of hack/dist on all six platforms (go test ./hack/dist builds the host's
-# and one other): the program run twice, its archives, SHA256SUMS and manifest checked, the two runs
+# make test-dist: the tests of hack/dist on all six platforms (go test ./hack/dist builds one other
+# than the host's): the program run twice, its archives, SHA256SUMS and manifest checked, the two runs
 # byte-identical. CI's release step.
 GO ?= go
 VERSION ?=

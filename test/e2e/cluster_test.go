@@ -52,8 +52,22 @@ type testCluster struct {
 }
 
 // startCluster starts the test API server (test/apiserver) with its state in
-// dir, built by hack/test-apiserver.sh (which stamps the Kubernetes version),
-// and waits until it is ready.
+// dir, built by hack/test-apiserver.sh (which stamps the Kubernetes version;
+// buildAPIServer), and waits until it is ready.
+// buildAPIServer builds the test API server into _output/bin, unless the
+// tests use the cluster of EnvKubeconfig.
+func buildAPIServer(root string) error {
+	if os.Getenv(EnvKubeconfig) != "" {
+		return nil
+	}
+	build := exec.Command(filepath.Join(root, "hack", "test-apiserver.sh"), "build")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the test API server: %v", err)
+	}
+	return nil
+}
+
 func startCluster(root, dir string) (*testCluster, error) {
 	if kc := os.Getenv(EnvKubeconfig); kc != "" {
 		return &testCluster{kubeconfig: kc}, nil
@@ -64,11 +78,6 @@ func startCluster(root, dir string) (*testCluster, error) {
 			return nil, fmt.Errorf("port %d is taken (set KUBECTL_CRD_E2E_APISERVER_PORT / KUBECTL_CRD_E2E_ETCD_PORT): %v", p, err)
 		}
 		l.Close()
-	}
-	build := exec.Command(filepath.Join(root, "hack", "test-apiserver.sh"), "build")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("building the test API server: %v", err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	logFile, err := os.Create(filepath.Join(dir, "apiserver.log"))

@@ -3,6 +3,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -76,25 +77,55 @@ func setup(dir string) error {
 	if err := writeIfChanged(filepath.Join(binDir, "kubectl_complete-crd"), shim, 0o755); err != nil {
 		return err
 	}
-	// kubectl reports the Kubernetes version of its k8s.io/kubectl library (v0.x.y is v1.x.y).
-	kubectlDir := filepath.Join(root, "test", "kubectl")
-	v, err := exec.Command("go", "-C", kubectlDir, "list", "-m", "-f", "{{.Version}}", "k8s.io/kubectl").Output()
-	if err != nil {
-		return fmt.Errorf("reading the k8s.io/kubectl version of test/kubectl: %v", err)
+	// kubectl, kustomize and the test API server are built at once: on a
+	// fresh machine, each build has phases (a link) that leave a core idle.
+	builds := []func() error{buildKubectl(root), func() error { return installKustomize(dir) }, func() error { return buildAPIServer(root) }}
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, build := range builds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = build()
+		}()
 	}
-	version := "v1." + strings.TrimPrefix(strings.TrimSpace(string(v)), "v0.")
-	ldflags := "-X k8s.io/component-base/version.gitVersion=" + version + " -X k8s.io/client-go/pkg/version.gitVersion=" + version
-	kubectl := filepath.Join(bin, "kubectl-"+version, "kubectl")
-	if err := goBuild(root, kubectlDir, kubectl, ldflags, "."); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	kubectls = append(kubectls, kubectlBinary{Name: "kubectl " + version, Path: kubectl})
 	// The machine's kubectl, when it has one (a gcloud dispatcher on CI machines).
 	if p, err := exec.LookPath("kubectl"); err == nil {
 		kubectls = append(kubectls, kubectlBinary{Name: "kubectl on PATH (" + p + ")", Path: p})
 	}
-	// kustomize, for the KRM function (the version the project tests with).
-	kustomizeDir := filepath.Join(bin, "kustomize-"+kustomizeVersion)
+	cluster, err = startCluster(root, dir)
+	return err
+}
+
+// buildKubectl returns the build of kubectl from k8s.io/kubectl
+// (test/kubectl), which adds it to kubectls.
+func buildKubectl(root string) func() error {
+	return func() error {
+		// kubectl reports the Kubernetes version of its k8s.io/kubectl library (v0.x.y is v1.x.y).
+		kubectlDir := filepath.Join(root, "test", "kubectl")
+		v, err := exec.Command("go", "-C", kubectlDir, "list", "-m", "-f", "{{.Version}}", "k8s.io/kubectl").Output()
+		if err != nil {
+			return fmt.Errorf("reading the k8s.io/kubectl version of test/kubectl: %v", err)
+		}
+		version := "v1." + strings.TrimPrefix(strings.TrimSpace(string(v)), "v0.")
+		ldflags := "-X k8s.io/component-base/version.gitVersion=" + version + " -X k8s.io/client-go/pkg/version.gitVersion=" + version
+		kubectl := filepath.Join(repoRoot(), "_output", "bin", "kubectl-"+version, "kubectl")
+		if err := goBuild(root, kubectlDir, kubectl, ldflags, "."); err != nil {
+			return err
+		}
+		kubectls = append(kubectls, kubectlBinary{Name: "kubectl " + version, Path: kubectl})
+		return nil
+	}
+}
+
+// installKustomize installs kustomize, for the KRM function (the version
+// the project tests with), from dir, outside the module.
+func installKustomize(dir string) error {
+	kustomizeDir := filepath.Join(repoRoot(), "_output", "bin", "kustomize-"+kustomizeVersion)
 	install := exec.Command("go", "install", "sigs.k8s.io/kustomize/kustomize/v5@"+kustomizeVersion)
 	install.Dir = dir // outside the module: go install pkg@version
 	install.Env = append(os.Environ(), "GOBIN="+kustomizeDir, "GOFLAGS=")
@@ -103,8 +134,7 @@ func setup(dir string) error {
 		return fmt.Errorf("installing kustomize %s: %v", kustomizeVersion, err)
 	}
 	kustomize = filepath.Join(kustomizeDir, "kustomize")
-	cluster, err = startCluster(root, dir)
-	return err
+	return nil
 }
 
 // kustomizeVersion is the kustomize the KRM function is tested with.
