@@ -212,13 +212,17 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		err      error
 	}
 	prepare := prepareCRD(cat)
+	var documents []int // the items read as documents here
+	for i, item := range items {
+		apiVersion, kind := item.GetApiVersion(), item.GetKind()
+		if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
+			kinds.Add(map[string]interface{}{"apiVersion": apiVersion, "kind": kind})
+			continue
+		}
+		documents = append(documents, i)
+	}
 	err = ordered.Map(ordered.Workers(), func(emit func(int) error) error {
-		for i, item := range items {
-			apiVersion, kind := item.GetApiVersion(), item.GetKind()
-			if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
-				kinds.Add(map[string]interface{}{"apiVersion": apiVersion, "kind": kind})
-				continue
-			}
+		for _, i := range documents {
 			if err := emit(i); err != nil {
 				return err
 			}
