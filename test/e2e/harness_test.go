@@ -270,6 +270,15 @@ type Result struct {
 // up on PATH.
 func (x *Test) Run(name string, args ...string) Result {
 	x.t.Helper()
+	r, err := x.run(name, args...)
+	if err != nil {
+		x.t.Fatalf("running %s: %v", name, err)
+	}
+	return r
+}
+
+// run is Run for any goroutine: an error when the program does not start.
+func (x *Test) run(name string, args ...string) (Result, error) {
 	path := name
 	if name == "kubectl-crd" {
 		path = filepath.Join(binDir, name)
@@ -285,7 +294,7 @@ func (x *Test) Run(name string, args ...string) Result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		x.t.Fatalf("running %s: %v", name, err)
+		return Result{}, err
 	}
-	return Result{Code: code, Stdout: out.String(), Stderr: errOut.String()}
+	return Result{Code: code, Stdout: out.String(), Stderr: errOut.String()}, nil
 }

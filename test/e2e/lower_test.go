@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -155,7 +156,6 @@ func TestLowerMutabilityLive(t *testing.T) {
 	// Some two thousand requests: client-go's default of 5 a second would take minutes.
 	cfg.QPS, cfg.Burst = 1000, 1000
 	client := dynamic.NewForConfigOrDie(cfg)
-	ctx := context.Background()
 	tmp := t.TempDir()
 
 	schemas := markedSchemas(t)
@@ -168,95 +168,35 @@ func TestLowerMutabilityLive(t *testing.T) {
 		t.Errorf("kubectl apply of the markers: exit %d\n%s", r.Code, r.Stderr)
 	}
 
+	// Each schema has a CRD of its own: several are tried at once, since
+	// most of the time goes to waiting for kubectl and the server.
+	results := make([]lowerResult, len(schemas))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < lowerWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done() // also when a failed run ends the goroutine
+			for n := range next {
+				results[n] = tryLowered(t, x, client, kubectl, tmp, n, schemas[n])
+			}
+		}()
+	}
+	for n := range schemas {
+		next <- n
+	}
+	close(next)
+	wg.Wait()
 	updates, refusals, bounded := 0, 0, 0
 	var crdFiles []string
-	for n, ms := range schemas {
-		marked := filepath.Join(tmp, fmt.Sprintf("marked-%d.yaml", n))
-		write := func(schema string) {
-			if err := os.WriteFile(marked, []byte(lowerCRD(t, n, schema)), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		write(ms.schema)
-		r := x.Run("kubectl-crd", "lower-mutability", "-f", marked)
-		if r.Code == 2 && strings.Contains(r.Stderr, "over the API server's CEL cost budget") {
+	for _, r := range results {
+		updates += r.updates
+		refusals += r.refusals
+		if r.bounded {
 			bounded++
-			write(boundSchema(t, ms.schema))
-			r = x.Run("kubectl-crd", "lower-mutability", "-f", marked)
 		}
-		if r.Code != 0 {
-			t.Fatalf("%s: lower-mutability: exit %d\n%s", ms.name, r.Code, r.Stderr)
-		}
-		lowered := filepath.Join(tmp, fmt.Sprintf("lowered-%d.yaml", n))
-		if err := os.WriteFile(lowered, []byte(r.Stdout), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		crdFiles = append(crdFiles, lowered)
-		if r := x.Run(kubectl, "apply", "-f", lowered); r.Code != 0 {
-			t.Fatalf("%s: kubectl apply of the lowered CRD: exit %d\n%s\n%s", ms.name, r.Code, r.Stderr, r.Stdout)
-		}
-		if r := x.Run(kubectl, "wait", "--for=condition=Established", "--timeout=60s", fmt.Sprintf("crd/lower%ds.%s", n, lowerGroup)); r.Code != 0 {
-			t.Fatalf("kubectl wait: exit %d\n%s", r.Code, r.Stderr)
-		}
-		ri := client.Resource(runtimeschema.GroupVersionResource{Group: lowerGroup, Version: "v1", Resource: fmt.Sprintf("lower%ds", n)}).Namespace("default")
-
-		// One stored object per old value; each update is a dry run against it.
-		olds := map[string]string{}
-		versions := map[string]string{} // resourceVersion by name: dry runs do not change it
-		var oldDocs, newDocs []string
-		for _, p := range ms.pairs {
-			name, ok := olds[p[0]]
-			if !ok {
-				name = fmt.Sprintf("o-%d", len(olds))
-				olds[p[0]] = name
-				obj, err := lowerObject(n, name, p[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				created, err := createRetrying(ctx, ri, obj)
-				if err != nil {
-					t.Fatalf("%s: creating %s: %v", ms.name, p[0], err)
-				}
-				versions[name] = created.GetResourceVersion()
-				b, _ := json.Marshal(obj.Object)
-				oldDocs = append(oldDocs, string(b))
-			}
-			obj, err := lowerObject(n, name, p[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := json.Marshal(obj.Object)
-			newDocs = append(newDocs, string(b))
-		}
-		oldFile, newFile := filepath.Join(tmp, fmt.Sprintf("old-%d.yaml", n)), filepath.Join(tmp, fmt.Sprintf("new-%d.yaml", n))
-		for f, docs := range map[string][]string{oldFile: oldDocs, newFile: newDocs} {
-			if err := os.WriteFile(f, []byte(strings.Join(docs, "\n---\n")+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		r = x.Run("kubectl-crd", "check-update", "--offline", "--crd-file", marked, "--old", oldFile, "-f", newFile, "-o", "json")
-		var report struct {
-			Items []struct {
-				Violations []json.RawMessage `json:"violations"`
-			} `json:"items"`
-		}
-		if r.Code > 1 || json.Unmarshal([]byte(r.Stdout), &report) != nil || len(report.Items) != len(ms.pairs) {
-			t.Fatalf("%s: check-update: exit %d\n%s\n%s", ms.name, r.Code, r.Stdout, r.Stderr)
-		}
-		for i, p := range ms.pairs {
-			nu, _ := lowerObject(n, olds[p[0]], p[1])
-			nu.SetResourceVersion(versions[olds[p[0]]])
-			_, serverErr := ri.Update(ctx, nu, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-			updates++
-			offline := len(report.Items[i].Violations) > 0
-			if serverErr != nil {
-				refusals++
-			}
-			if offline != (serverErr != nil) {
-				t.Errorf("%s: %s -> %s: check-update on the markers refuses: %v; the server with the lowered CRD says: %v", ms.name, p[0], p[1], offline, serverErr)
-			} else if serverErr != nil && !strings.Contains(serverErr.Error(), "mutability") {
-				t.Errorf("%s: %s -> %s: refused, but not by a lowered rule: %v", ms.name, p[0], p[1], serverErr)
-			}
+		if r.crdFile != "" {
+			crdFiles = append(crdFiles, r.crdFile)
 		}
 	}
 	t.Logf("%d schemas (%d bounded for the cost budget), %d updates, %d refused by the server", len(schemas), bounded, updates, refusals)
@@ -516,4 +456,125 @@ func TestLowerMutabilityCorpus(t *testing.T) {
 	if tried == 0 {
 		t.Error("no CRD was tried")
 	}
+}
+
+// lowerWorkers is how many schemas TestLowerMutabilityLive tries at once.
+const lowerWorkers = 4
+
+// lowerResult is what one schema of TestLowerMutabilityLive counted.
+type lowerResult struct {
+	updates, refusals int
+	bounded           bool   // bounded for the CEL cost budget
+	crdFile           string // the lowered CRD, applied
+}
+
+// tryLowered lowers the markers of schema n, creates the lowered CRD on the
+// server and an object per old value, and compares each update's verdict
+// with check-update's on the markers. Safe to call from several goroutines:
+// it reports with t.Error and returns at the first failure.
+func tryLowered(t *testing.T, x *Test, client dynamic.Interface, kubectl, tmp string, n int, ms markedSchema) (res lowerResult) {
+	ctx := context.Background()
+	marked := filepath.Join(tmp, fmt.Sprintf("marked-%d.yaml", n))
+	write := func(schema string) bool {
+		if err := os.WriteFile(marked, []byte(lowerCRD(t, n, schema)), 0o600); err != nil {
+			t.Error(err)
+			return false
+		}
+		return true
+	}
+	if !write(ms.schema) {
+		return res
+	}
+	r := x.Run("kubectl-crd", "lower-mutability", "-f", marked)
+	if r.Code == 2 && strings.Contains(r.Stderr, "over the API server's CEL cost budget") {
+		res.bounded = true
+		if !write(boundSchema(t, ms.schema)) {
+			return res
+		}
+		r = x.Run("kubectl-crd", "lower-mutability", "-f", marked)
+	}
+	if r.Code != 0 {
+		t.Errorf("%s: lower-mutability: exit %d\n%s", ms.name, r.Code, r.Stderr)
+		return res
+	}
+	lowered := filepath.Join(tmp, fmt.Sprintf("lowered-%d.yaml", n))
+	if err := os.WriteFile(lowered, []byte(r.Stdout), 0o600); err != nil {
+		t.Error(err)
+		return res
+	}
+	res.crdFile = lowered
+	if r := x.Run(kubectl, "apply", "-f", lowered); r.Code != 0 {
+		t.Errorf("%s: kubectl apply of the lowered CRD: exit %d\n%s\n%s", ms.name, r.Code, r.Stderr, r.Stdout)
+		return res
+	}
+	if r := x.Run(kubectl, "wait", "--for=condition=Established", "--timeout=60s", fmt.Sprintf("crd/lower%ds.%s", n, lowerGroup)); r.Code != 0 {
+		t.Errorf("%s: kubectl wait: exit %d\n%s", ms.name, r.Code, r.Stderr)
+		return res
+	}
+	ri := client.Resource(runtimeschema.GroupVersionResource{Group: lowerGroup, Version: "v1", Resource: fmt.Sprintf("lower%ds", n)}).Namespace("default")
+
+	// One stored object per old value; each update is a dry run against it.
+	olds := map[string]string{}
+	versions := map[string]string{} // resourceVersion by name: dry runs do not change it
+	var oldDocs, newDocs []string
+	for _, p := range ms.pairs {
+		name, ok := olds[p[0]]
+		if !ok {
+			name = fmt.Sprintf("o-%d", len(olds))
+			olds[p[0]] = name
+			obj, err := lowerObject(n, name, p[0])
+			if err != nil {
+				t.Error(err)
+				return res
+			}
+			created, err := createRetrying(ctx, ri, obj)
+			if err != nil {
+				t.Errorf("%s: creating %s: %v", ms.name, p[0], err)
+				return res
+			}
+			versions[name] = created.GetResourceVersion()
+			b, _ := json.Marshal(obj.Object)
+			oldDocs = append(oldDocs, string(b))
+		}
+		obj, err := lowerObject(n, name, p[1])
+		if err != nil {
+			t.Error(err)
+			return res
+		}
+		b, _ := json.Marshal(obj.Object)
+		newDocs = append(newDocs, string(b))
+	}
+	oldFile, newFile := filepath.Join(tmp, fmt.Sprintf("old-%d.yaml", n)), filepath.Join(tmp, fmt.Sprintf("new-%d.yaml", n))
+	for f, docs := range map[string][]string{oldFile: oldDocs, newFile: newDocs} {
+		if err := os.WriteFile(f, []byte(strings.Join(docs, "\n---\n")+"\n"), 0o600); err != nil {
+			t.Error(err)
+			return res
+		}
+	}
+	r = x.Run("kubectl-crd", "check-update", "--offline", "--crd-file", marked, "--old", oldFile, "-f", newFile, "-o", "json")
+	var report struct {
+		Items []struct {
+			Violations []json.RawMessage `json:"violations"`
+		} `json:"items"`
+	}
+	if r.Code > 1 || json.Unmarshal([]byte(r.Stdout), &report) != nil || len(report.Items) != len(ms.pairs) {
+		t.Errorf("%s: check-update: exit %d\n%s\n%s", ms.name, r.Code, r.Stdout, r.Stderr)
+		return res
+	}
+	for i, p := range ms.pairs {
+		nu, _ := lowerObject(n, olds[p[0]], p[1])
+		nu.SetResourceVersion(versions[olds[p[0]]])
+		_, serverErr := ri.Update(ctx, nu, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		res.updates++
+		offline := len(report.Items[i].Violations) > 0
+		if serverErr != nil {
+			res.refusals++
+		}
+		if offline != (serverErr != nil) {
+			t.Errorf("%s: %s -> %s: check-update on the markers refuses: %v; the server with the lowered CRD says: %v", ms.name, p[0], p[1], offline, serverErr)
+		} else if serverErr != nil && !strings.Contains(serverErr.Error(), "mutability") {
+			t.Errorf("%s: %s -> %s: refused, but not by a lowered rule: %v", ms.name, p[0], p[1], serverErr)
+		}
+	}
+	return res
 }

@@ -58,6 +58,37 @@ func (w *warningCollector) take() []string {
 	return out
 }
 
+// parityRequests is how many requests to the server the parity test has
+// in flight at once.
+const parityRequests = 4
+
+// paritySender sends requests for the parity test, one at a time.
+type paritySender struct {
+	dyn      dynamic.Interface
+	warnings *warningCollector
+}
+
+// inTurn calls fn(sender, i) for every i below n, on parityRequests
+// goroutines at once, each its own sender, and returns when all are done.
+func inTurn(n int, fn func(sender, i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for sender := 0; sender < parityRequests; sender++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(sender, i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // parityCRD is a CRD document of the corpus.
 type parityCRD struct {
 	where string
@@ -93,11 +124,18 @@ func TestServerParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	warnings := &warningCollector{}
-	cfg.WarningHandler = warnings
 	cfg.QPS, cfg.Burst = 500, 1000
 	crdClient := apiextensionsclient.NewForConfigOrDie(cfg)
-	dyn := dynamic.NewForConfigOrDie(cfg)
+	// The server's answers are waited for several at a time: most of the
+	// test's time is the server's, and its requests take turns on a core.
+	// Each sender has a client of its own, to tell whose warnings are whose.
+	senders := make([]paritySender, parityRequests)
+	for i := range senders {
+		c := rest.CopyConfig(cfg)
+		senders[i].warnings = &warningCollector{}
+		c.WarningHandler = senders[i].warnings
+		senders[i].dyn = dynamic.NewForConfigOrDie(c)
+	}
 
 	sets, setNames := loadParitySets(t, dir)
 	var stats struct {
@@ -107,6 +145,19 @@ func TestServerParity(t *testing.T) {
 	}
 	stats.reasons = map[string]int{}
 	ctx := context.Background()
+	// The runs of the plugin for a set read its CRDs from the server while
+	// the next set's are created and its samples sent, unless the two sets
+	// share a CRD: compare finishes the runs of the set before.
+	var (
+		compare   func()
+		comparing map[string]bool // the CRDs the runs read
+	)
+	finishRuns := func() {
+		if compare != nil {
+			compare()
+			compare, comparing = nil, nil
+		}
+	}
 	for _, name := range setNames {
 		set := sets[name]
 		if len(set.crs) == 0 {
@@ -116,15 +167,27 @@ func TestServerParity(t *testing.T) {
 		// The set's CRDs that its samples need, created afresh.
 		ready := map[runtimeschema.GroupKind]*parityCRD{}
 		var gks []runtimeschema.GroupKind
+		crdNames := map[string]bool{}
 		for _, cr := range set.crs {
 			if _, seen := ready[cr.gvk.GroupKind()]; !seen {
 				ready[cr.gvk.GroupKind()] = nil
 				gks = append(gks, cr.gvk.GroupKind())
+				crdNames[set.byGK[cr.gvk.GroupKind()].obj.Name] = true
 			}
 		}
-		for _, gk := range gks {
+		for n := range crdNames {
+			if comparing[n] {
+				finishRuns()
+				break
+			}
+		}
+		replaced := make([]error, len(gks))
+		inTurn(len(gks), func(_, i int) {
+			replaced[i] = replaceCRD(ctx, crdClient, set.byGK[gks[i]].obj)
+		})
+		for i, gk := range gks {
 			c := set.byGK[gk]
-			if err := replaceCRD(ctx, crdClient, c.obj); err != nil {
+			if err := replaced[i]; err != nil {
 				stats.crdsRefused++
 				t.Logf("%s: the server refuses the CRD: %v", c.where, err)
 				continue
@@ -143,25 +206,39 @@ func TestServerParity(t *testing.T) {
 			batch   []accepted
 			invalid []refusedSample
 		)
-		for _, cr := range set.crs {
+		type sent struct {
+			got      *unstructured.Unstructured
+			err      error
+			warnings []string
+		}
+		answers := make([]sent, len(set.crs))
+		inTurn(len(set.crs), func(sender, i int) {
+			cr := set.crs[i]
 			c := ready[cr.gvk.GroupKind()]
 			if c == nil {
-				continue
+				return
 			}
-			stats.crs++
 			obj := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(cr.doc.Object)}
 			gvr := cr.gvk.GroupVersion().WithResource(c.obj.Spec.Names.Plural)
-			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+			s := senders[sender]
+			var ri dynamic.ResourceInterface = s.dyn.Resource(gvr)
 			if c.obj.Spec.Scope == apiextensionsv1.NamespaceScoped {
 				ns := obj.GetNamespace()
 				if ns == "" {
 					ns = "default"
 				}
-				ri = dyn.Resource(gvr).Namespace(ns)
+				ri = s.dyn.Resource(gvr).Namespace(ns)
 			}
-			warnings.take()
+			s.warnings.take()
 			got, err := createDryRun(ctx, ri, obj)
-			ws := warnings.take()
+			answers[i] = sent{got, err, s.warnings.take()}
+		})
+		for i, cr := range set.crs {
+			if ready[cr.gvk.GroupKind()] == nil {
+				continue
+			}
+			stats.crs++
+			got, err, ws := answers[i].got, answers[i].err, answers[i].warnings
 			if err != nil {
 				stats.serverRefused++
 				if v, ok := invalidVerdict(err); ok {
@@ -183,47 +260,56 @@ func TestServerParity(t *testing.T) {
 		for _, a := range batch {
 			docs = append(docs, a.cr)
 		}
-		for _, input := range []parityInput{stream, asList, noFinalNewline} {
-			items, reports, ok := runPrune(t, name, docs, input)
-			if !ok {
-				continue
-			}
-			for i, a := range batch {
-				stats.compared++
-				if reports[i].Status == "Invalid" {
-					t.Errorf("%s: the server accepts it, prune calls it Invalid: %v", a.cr.where, reports[i].Errors)
+		// The runs of a set at once: each is a client of the server as well.
+		finishRuns()
+		inputs := []parityInput{stream, asList, noFinalNewline}
+		wait := startPrunes(t, name, docs, inputs)
+		comparing = crdNames
+		compare = func() {
+			runItems, runReports, runOK := wait()
+			for run, input := range inputs {
+				if !runOK[run] {
 					continue
 				}
-				if reports[i].Status != "Checked" {
-					t.Errorf("%s (%s): status %s, want Checked", a.cr.where, input, reports[i].Status)
-					continue
-				}
-				want := normalizeServerObject(a.stored, a.cr.doc.Object)
-				got := normalizeServerObject(items[i], a.cr.doc.Object)
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("%s (%s): prune --defaults output (-server +plugin):\n%s", a.cr.where, input, diff)
-				}
-				var serverUnknown, ours []string
-				for _, w := range a.warnings {
-					if p, ok := strings.CutPrefix(w, `unknown field "`); ok {
-						serverUnknown = append(serverUnknown, strings.TrimSuffix(p, `"`))
+				items, reports := runItems[run], runReports[run]
+				for i, a := range batch {
+					stats.compared++
+					if reports[i].Status == "Invalid" {
+						t.Errorf("%s: the server accepts it, prune calls it Invalid: %v", a.cr.where, reports[i].Errors)
+						continue
 					}
-				}
-				for _, ch := range reports[i].Changes {
-					if ch.Reason == "UnknownField" || ch.Reason == "UnknownMetadataField" {
-						ours = append(ours, ch.Path)
+					if reports[i].Status != "Checked" {
+						t.Errorf("%s (%s): status %s, want Checked", a.cr.where, input, reports[i].Status)
+						continue
 					}
-					stats.reasons[ch.Reason]++
-				}
-				sort.Strings(serverUnknown)
-				sort.Strings(ours)
-				stats.unknownFields += len(serverUnknown)
-				if diff := cmp.Diff(serverUnknown, ours, cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("%s (%s): unknown fields (-server warnings +plugin report):\n%s", a.cr.where, input, diff)
+					want := normalizeServerObject(a.stored, a.cr.doc.Object)
+					got := normalizeServerObject(items[i], a.cr.doc.Object)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("%s (%s): prune --defaults output (-server +plugin):\n%s", a.cr.where, input, diff)
+					}
+					var serverUnknown, ours []string
+					for _, w := range a.warnings {
+						if p, ok := strings.CutPrefix(w, `unknown field "`); ok {
+							serverUnknown = append(serverUnknown, strings.TrimSuffix(p, `"`))
+						}
+					}
+					for _, ch := range reports[i].Changes {
+						if ch.Reason == "UnknownField" || ch.Reason == "UnknownMetadataField" {
+							ours = append(ours, ch.Path)
+						}
+						stats.reasons[ch.Reason]++
+					}
+					sort.Strings(serverUnknown)
+					sort.Strings(ours)
+					stats.unknownFields += len(serverUnknown)
+					if diff := cmp.Diff(serverUnknown, ours, cmpopts.EquateEmpty()); diff != "" {
+						t.Errorf("%s (%s): unknown fields (-server warnings +plugin report):\n%s", a.cr.where, input, diff)
+					}
 				}
 			}
 		}
 	}
+	finishRuns()
 	t.Logf("%d sets; CRDs: %d created, %d refused by the server; %d samples sent, %d refused by the server, %d compared (%d unknown-field warnings) in %v",
 		stats.sets, stats.crdsCreated, stats.crdsRefused, stats.crs, stats.serverRefused, stats.compared, stats.unknownFields, time.Since(start).Round(time.Second))
 	t.Logf("changes reported, by reason: %v", stats.reasons)
@@ -256,10 +342,50 @@ const (
 	noFinalNewline parityInput = "a file each, without a final line break"
 )
 
-// runPrune runs kubectl crd prune --defaults -o json --report over docs,
-// given as input says, with schemas from the cluster, and returns the
-// printed objects and report items in order.
-func runPrune(t *testing.T, set string, docs []*parityCR, input parityInput) ([]map[string]interface{}, []pruneReportItem, bool) {
+// pruneRun is a run of kubectl crd prune --defaults -o json --report over
+// the documents of a set, given as input says, with schemas from the cluster.
+type pruneRun struct {
+	set        string
+	docs       []*parityCR
+	input      parityInput
+	x          *Test
+	args       []string
+	reportFile string
+	result     Result
+	err        error
+}
+
+// startPrunes starts kubectl crd prune over docs given in each of the
+// inputs, the runs at once, and returns what waits for them and returns the
+// printed objects and report items of each, in order; ok is false for a run
+// that failed, which it reports. The wait is for the test's goroutine.
+func startPrunes(t *testing.T, set string, docs []*parityCR, inputs []parityInput) (wait func() (items [][]map[string]interface{}, reports [][]pruneReportItem, ok []bool)) {
+	t.Helper()
+	runs := make([]*pruneRun, len(inputs))
+	for i, input := range inputs {
+		runs[i] = preparePrune(t, set, docs, input)
+	}
+	var wg sync.WaitGroup
+	for _, run := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run.result, run.err = run.x.run("kubectl-crd", run.args...)
+		}()
+	}
+	return func() (items [][]map[string]interface{}, reports [][]pruneReportItem, ok []bool) {
+		t.Helper()
+		wg.Wait()
+		for _, run := range runs {
+			it, rep, done := run.finish(t)
+			items, reports, ok = append(items, it), append(reports, rep), append(ok, done)
+		}
+		return items, reports, ok
+	}
+}
+
+// preparePrune writes the input of a run of prune.
+func preparePrune(t *testing.T, set string, docs []*parityCR, input parityInput) *pruneRun {
 	t.Helper()
 	var in bytes.Buffer
 	args := []string{"prune", "--defaults", "-o", "json", "--report", "", "-f", "-"}
@@ -306,7 +432,16 @@ func runPrune(t *testing.T, set string, docs []*parityCR, input parityInput) ([]
 	args[5] = reportFile
 	// The test server holds every set's CRDs: on a loaded 2-core machine listing
 	// them once took longer than the default 30 s.
-	r := NewTest(t).WithStdin(in.String()).Run("kubectl-crd", append(args, "--request-timeout=5m")...)
+	return &pruneRun{set: set, docs: docs, input: input, x: NewTest(t).WithStdin(in.String()), args: append(args, "--request-timeout=5m"), reportFile: reportFile}
+}
+
+// finish reads what a run of prune printed and reported.
+func (run *pruneRun) finish(t *testing.T) ([]map[string]interface{}, []pruneReportItem, bool) {
+	t.Helper()
+	set, input, docs, reportFile, r := run.set, run.input, run.docs, run.reportFile, run.result
+	if run.err != nil {
+		t.Fatalf("set %s (%s): running kubectl crd prune: %v", set, input, run.err)
+	}
 	// Exit 1: an object called Invalid, which the caller reports.
 	if r.Code != 0 && r.Code != 1 {
 		t.Errorf("set %s (%s): kubectl crd prune exit %d:\n%s", set, input, r.Code, r.Stderr)
@@ -472,18 +607,19 @@ func createDryRun(ctx context.Context, ri dynamic.ResourceInterface, obj *unstru
 }
 
 // createWith creates obj. Right after a CRD is established its endpoint may
-// still answer 404 for a moment.
+// still answer 404 for a moment (the handler's cache of CRDs is behind), for
+// up to 5 seconds; a 404 costs the server little, so it is asked again soon.
 func createWith(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
 	var (
 		got *unstructured.Unstructured
 		err error
 	)
-	for i := 0; i < 50; i++ {
+	for deadline := time.Now().Add(5 * time.Second); ; {
 		got, err = ri.Create(ctx, obj, opts)
-		if !apierrors.IsNotFound(err) {
+		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 	return got, err
 }
