@@ -70,9 +70,18 @@ func markedSchemas(t *testing.T) []markedSchema {
 
 // lowerCRD is a CRD of kind LowerN with the schema, as YAML.
 func lowerCRD(t *testing.T, n int, schema string) string {
+	crd, err := lowerCRDText(n, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+// lowerCRDText is lowerCRD's, for any goroutine.
+func lowerCRDText(n int, schema string) (string, error) {
 	var s map[string]interface{}
 	if err := yaml.Unmarshal([]byte(schema), &s); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	crd := map[string]interface{}{
 		"apiVersion": "apiextensions.k8s.io/v1",
@@ -89,18 +98,15 @@ func lowerCRD(t *testing.T, n int, schema string) string {
 		},
 	}
 	b, err := yaml.Marshal(crd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(b), err
 }
 
 // boundSchema gives every list, map and string a size the test objects fit
 // in: what lower-mutability asks for when a rule is over the cost budget.
-func boundSchema(t *testing.T, schema string) string {
+func boundSchema(schema string) (string, error) {
 	var s map[string]interface{}
 	if err := yaml.Unmarshal([]byte(schema), &s); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	var bound func(s map[string]interface{})
 	bound = func(s map[string]interface{}) {
@@ -125,10 +131,7 @@ func boundSchema(t *testing.T, schema string) string {
 	}
 	bound(s)
 	b, err := yaml.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(b), err
 }
 
 func lowerObject(n int, name, fields string) (*unstructured.Unstructured, error) {
@@ -176,7 +179,7 @@ func TestLowerMutabilityLive(t *testing.T) {
 	for w := 0; w < lowerWorkers; w++ {
 		wg.Add(1)
 		go func() {
-			defer wg.Done() // also when a failed run ends the goroutine
+			defer wg.Done()
 			for n := range next {
 				results[n] = tryLowered(t, x, client, kubectl, tmp, n, schemas[n])
 			}
@@ -475,23 +478,38 @@ type lowerResult struct {
 func tryLowered(t *testing.T, x *Test, client dynamic.Interface, kubectl, tmp string, n int, ms markedSchema) (res lowerResult) {
 	ctx := context.Background()
 	marked := filepath.Join(tmp, fmt.Sprintf("marked-%d.yaml", n))
-	write := func(schema string) bool {
-		if err := os.WriteFile(marked, []byte(lowerCRD(t, n, schema)), 0o600); err != nil {
-			t.Error(err)
-			return false
+	write := func(schema string, err error) bool {
+		if err == nil {
+			schema, err = lowerCRDText(n, schema)
 		}
-		return true
+		if err == nil {
+			err = os.WriteFile(marked, []byte(schema), 0o600)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", ms.name, err)
+		}
+		return err == nil
 	}
-	if !write(ms.schema) {
+	// run is x.Run, for any goroutine: a program that does not start is
+	// an error of the test, and the code -1.
+	run := func(name string, args ...string) Result {
+		r, err := x.run(name, args...)
+		if err != nil {
+			t.Errorf("%s: running %s: %v", ms.name, name, err)
+			r.Code = -1
+		}
+		return r
+	}
+	if !write(ms.schema, nil) {
 		return res
 	}
-	r := x.Run("kubectl-crd", "lower-mutability", "-f", marked)
+	r := run("kubectl-crd", "lower-mutability", "-f", marked)
 	if r.Code == 2 && strings.Contains(r.Stderr, "over the API server's CEL cost budget") {
 		res.bounded = true
-		if !write(boundSchema(t, ms.schema)) {
+		if !write(boundSchema(ms.schema)) {
 			return res
 		}
-		r = x.Run("kubectl-crd", "lower-mutability", "-f", marked)
+		r = run("kubectl-crd", "lower-mutability", "-f", marked)
 	}
 	if r.Code != 0 {
 		t.Errorf("%s: lower-mutability: exit %d\n%s", ms.name, r.Code, r.Stderr)
@@ -503,11 +521,11 @@ func tryLowered(t *testing.T, x *Test, client dynamic.Interface, kubectl, tmp st
 		return res
 	}
 	res.crdFile = lowered
-	if r := x.Run(kubectl, "apply", "-f", lowered); r.Code != 0 {
+	if r := run(kubectl, "apply", "-f", lowered); r.Code != 0 {
 		t.Errorf("%s: kubectl apply of the lowered CRD: exit %d\n%s\n%s", ms.name, r.Code, r.Stderr, r.Stdout)
 		return res
 	}
-	if r := x.Run(kubectl, "wait", "--for=condition=Established", "--timeout=60s", fmt.Sprintf("crd/lower%ds.%s", n, lowerGroup)); r.Code != 0 {
+	if r := run(kubectl, "wait", "--for=condition=Established", "--timeout=60s", fmt.Sprintf("crd/lower%ds.%s", n, lowerGroup)); r.Code != 0 {
 		t.Errorf("%s: kubectl wait: exit %d\n%s", ms.name, r.Code, r.Stderr)
 		return res
 	}
@@ -551,7 +569,7 @@ func tryLowered(t *testing.T, x *Test, client dynamic.Interface, kubectl, tmp st
 			return res
 		}
 	}
-	r = x.Run("kubectl-crd", "check-update", "--offline", "--crd-file", marked, "--old", oldFile, "-f", newFile, "-o", "json")
+	r = run("kubectl-crd", "check-update", "--offline", "--crd-file", marked, "--old", oldFile, "-f", newFile, "-o", "json")
 	var report struct {
 		Items []struct {
 			Violations []json.RawMessage `json:"violations"`
