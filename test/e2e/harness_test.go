@@ -298,3 +298,25 @@ func (x *Test) run(name string, args ...string) (Result, error) {
 	}
 	return Result{Code: code, Stdout: out.String(), Stderr: errOut.String()}, nil
 }
+
+// inTurn calls fn(worker, i) for every i below n, on that many goroutines
+// at once (worker is which), and returns when all are done: for tests that
+// mostly wait for the server or a program.
+func inTurn(workers, n int, fn func(worker, i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for worker := 0; worker < workers; worker++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(worker, i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

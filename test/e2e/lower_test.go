@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -174,22 +173,9 @@ func TestLowerMutabilityLive(t *testing.T) {
 	// Each schema has a CRD of its own: several are tried at once, since
 	// most of the time goes to waiting for kubectl and the server.
 	results := make([]lowerResult, len(schemas))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < lowerWorkers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				results[n] = tryLowered(t, x, client, kubectl, tmp, n, schemas[n])
-			}
-		}()
-	}
-	for n := range schemas {
-		next <- n
-	}
-	close(next)
-	wg.Wait()
+	inTurn(lowerWorkers, len(schemas), func(_, n int) {
+		results[n] = tryLowered(t, x, client, kubectl, tmp, n, schemas[n])
+	})
 	updates, refusals, bounded := 0, 0, 0
 	var crdFiles []string
 	for _, r := range results {

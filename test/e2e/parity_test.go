@@ -68,27 +68,6 @@ type paritySender struct {
 	warnings *warningCollector
 }
 
-// inTurn calls fn(sender, i) for every i below n, on parityRequests
-// goroutines at once, each its own sender, and returns when all are done.
-func inTurn(n int, fn func(sender, i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for sender := 0; sender < parityRequests; sender++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(sender, i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
 // parityCRD is a CRD document of the corpus.
 type parityCRD struct {
 	where string
@@ -182,7 +161,7 @@ func TestServerParity(t *testing.T) {
 			}
 		}
 		replaced := make([]error, len(gks))
-		inTurn(len(gks), func(_, i int) {
+		inTurn(parityRequests, len(gks), func(_, i int) {
 			replaced[i] = replaceCRD(ctx, crdClient, set.byGK[gks[i]].obj)
 		})
 		for i, gk := range gks {
@@ -212,7 +191,7 @@ func TestServerParity(t *testing.T) {
 			warnings []string
 		}
 		answers := make([]sent, len(set.crs))
-		inTurn(len(set.crs), func(sender, i int) {
+		inTurn(parityRequests, len(set.crs), func(sender, i int) {
 			cr := set.crs[i]
 			c := ready[cr.gvk.GroupKind()]
 			if c == nil {
