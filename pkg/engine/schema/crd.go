@@ -45,25 +45,35 @@ func IsCRD(apiVersion, kind string) bool {
 // and spec.preserveUnknownFields defaults to true, exactly as when the server
 // stores a v1beta1 CRD and serves it as v1.
 func DecodeCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd, _, err := decodeCRD(data)
+	return crd, err
+}
+
+// decodeCRD is DecodeCRD, also returning the internal version the decoder
+// made on its way to v1. For a v1 CRD that is the object the server's CRD
+// registry validates (the v1 one converted back gives the same), and its
+// schemas are those the custom resource handler converts: both take it
+// from here instead of converting the CRD again.
+func decodeCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, *apiextensionsinternal.CustomResourceDefinition, error) {
 	// Decode to the internal version (defaulted as its own version), then
 	// convert and default as v1: the path a stored v1beta1 CRD takes when
 	// it is served as v1.
 	decoder := codecs.UniversalDecoder(apiextensionsinternal.SchemeGroupVersion)
 	obj, gvk, err := decoder.Decode(data, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	internal, ok := obj.(*apiextensionsinternal.CustomResourceDefinition)
 	if !ok {
-		return nil, fmt.Errorf("expected a CustomResourceDefinition, got %v", gvk)
+		return nil, nil, fmt.Errorf("expected a CustomResourceDefinition, got %v", gvk)
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := scheme.Convert(internal, crd, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	scheme.Default(crd)
 	crd.APIVersion, crd.Kind = apiextensionsv1.SchemeGroupVersion.String(), "CustomResourceDefinition"
-	return crd, nil
+	return crd, internal, nil
 }
 
 // CRD is a CustomResourceDefinition with its schemas converted once, the way
@@ -87,7 +97,7 @@ type CRD struct {
 
 	// validate is the server's validation that applies to the CRD as read
 	// (nil for a CRD of a cluster); invalid is its result, computed once.
-	validate    func(*apiextensionsv1.CustomResourceDefinition) field.ErrorList
+	validate    func() field.ErrorList
 	invalidOnce sync.Once
 	invalid     field.ErrorList
 
@@ -122,6 +132,35 @@ func (c *CRD) Memo(key string, build func() (any, error)) (any, error) {
 
 // NewCRD converts the schemas of every version of crd once.
 func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
+	return newCRD(crd, func(v *apiextensionsv1.CustomResourceDefinitionVersion) (*structuralschema.Structural, error) {
+		return structuralFromV1(v.Schema)
+	})
+}
+
+// newDecodedCRD is NewCRD for a CRD decodeCRD read: the schemas come from
+// the internal version the decoder made, not converted again. Where the
+// versions' schemas are all the same, the internal version holds one
+// (spec.validation), and the server gives every version that one when it
+// serves the CRD as v1: the versions then share one structural schema.
+func newDecodedCRD(crd *apiextensionsv1.CustomResourceDefinition, internal *apiextensionsinternal.CustomResourceDefinition) *CRD {
+	if internal.Spec.Validation != nil {
+		s, err := structuralFromInternal(internal.Spec.Validation)
+		return newCRD(crd, func(*apiextensionsv1.CustomResourceDefinitionVersion) (*structuralschema.Structural, error) {
+			return s, err
+		})
+	}
+	byName := make(map[string]*apiextensionsinternal.CustomResourceValidation, len(internal.Spec.Versions))
+	for _, v := range internal.Spec.Versions {
+		byName[v.Name] = v.Schema
+	}
+	return newCRD(crd, func(v *apiextensionsv1.CustomResourceDefinitionVersion) (*structuralschema.Structural, error) {
+		return structuralFromInternal(byName[v.Name])
+	})
+}
+
+// newCRD builds a CRD with the structural schema structural gives for each
+// version. Versions given the same schema share what is derived from it.
+func newCRD(crd *apiextensionsv1.CustomResourceDefinition, structural func(*apiextensionsv1.CustomResourceDefinitionVersion) (*structuralschema.Structural, error)) *CRD {
 	c := &CRD{
 		Object:     crd,
 		served:     map[string]*structuralschema.Structural{},
@@ -129,24 +168,40 @@ func NewCRD(crd *apiextensionsv1.CustomResourceDefinition) *CRD {
 		convertErr: map[string]error{},
 		servedErr:  map[string]error{},
 	}
-	for _, v := range crd.Spec.Versions {
-		s, err := structuralFromV1(v.Schema)
+	type servedSchema struct {
+		s   *structuralschema.Structural
+		err error
+	}
+	done := map[*structuralschema.Structural]servedSchema{}
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		s, err := structural(v)
 		if err != nil {
 			c.convertErr[v.Name] = err
 			continue
 		}
 		c.raw[v.Name] = s
-		if s != nil && !crd.Spec.PreserveUnknownFields && hasDefaults(s) {
-			// As the custom resource handler does: defaults are pruned in a
-			// copy. Without defaults, pruning them changes nothing: the
-			// schema as written is served, and held once.
-			s = s.DeepCopy()
-			if err := structuraldefaulting.PruneDefaults(s); err != nil {
-				c.servedErr[v.Name] = err
-				continue
+		served, ok := done[s]
+		if !ok {
+			served = servedSchema{s: s}
+			if s != nil && !crd.Spec.PreserveUnknownFields && hasDefaults(s) {
+				// As the custom resource handler does: defaults are pruned in
+				// a copy. Without defaults, pruning them changes nothing: the
+				// schema as written is served, and held once.
+				served.s = s.DeepCopy()
+				if err := structuraldefaulting.PruneDefaults(served.s); err != nil {
+					served = servedSchema{err: err}
+				}
+			}
+			if s != nil {
+				done[s] = served
 			}
 		}
-		c.served[v.Name] = s
+		if served.err != nil {
+			c.servedErr[v.Name] = served.err
+			continue
+		}
+		c.served[v.Name] = served.s
 	}
 	return c
 }
@@ -180,7 +235,16 @@ func structuralFromV1(v *apiextensionsv1.CustomResourceValidation) (*structurals
 	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v, internal, nil); err != nil {
 		return nil, err
 	}
-	return structuralschema.NewStructural(internal.OpenAPIV3Schema)
+	return structuralFromInternal(internal)
+}
+
+// structuralFromInternal is the structural schema of an internal version's
+// schema: nil without one.
+func structuralFromInternal(v *apiextensionsinternal.CustomResourceValidation) (*structuralschema.Structural, error) {
+	if v == nil || v.OpenAPIV3Schema == nil {
+		return nil, nil
+	}
+	return structuralschema.NewStructural(v.OpenAPIV3Schema)
 }
 
 // Name is the CRD's metadata.name.
@@ -319,29 +383,31 @@ func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool
 	if !IsCRD(apiVersion, kind) {
 		return nil, false, nil
 	}
+	switch apiVersion {
+	case "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1":
+	default:
+		return nil, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
+	}
 	js, err := json.Marshal(obj)
 	if err != nil {
 		return nil, true, err
 	}
-	var validate func(*apiextensionsv1.CustomResourceDefinition) field.ErrorList
-	switch apiVersion {
-	case "apiextensions.k8s.io/v1":
-		if v != nil {
-			validate = v.ValidateCRDCreate
-		}
-	case "apiextensions.k8s.io/v1beta1":
-		if v != nil {
-			validate = v.ValidateCRDLegacy
-		}
-	default:
-		return nil, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
-	}
-	decoded, err := DecodeCRD(js)
+	decoded, internal, err := decodeCRD(js)
 	if err != nil {
 		return nil, true, fmt.Errorf("invalid CustomResourceDefinition: %v", err)
 	}
-	c := NewCRD(decoded)
-	c.validate = validate
+	c := newDecodedCRD(decoded, internal)
+	switch {
+	case v == nil:
+	case apiVersion == "apiextensions.k8s.io/v1":
+		// The registry validates what the decoder made of the v1 CRD:
+		// internal is that, and not needed afterwards.
+		c.validate = func() field.ErrorList { return v.ValidateDecodedCRDCreate(internal) }
+	default:
+		// A v1beta1 CRD is validated as the v1 CRD it is served as, whose
+		// internal version is not the one of the v1beta1 document.
+		c.validate = func() field.ErrorList { return v.ValidateCRDLegacy(c.Object) }
+	}
 	return c, true, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -15,6 +16,10 @@ import (
 // server's registry code brings client-go and etcd, hence the interface).
 type CRDValidator interface {
 	ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList
+	// ValidateDecodedCRDCreate is ValidateCRDCreate on the internal version
+	// the decoder made of a v1 CRD (which it may change): the same errors,
+	// without converting the CRD again.
+	ValidateDecodedCRDCreate(crd *apiextensionsinternal.CustomResourceDefinition) field.ErrorList
 	ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList
 }
 
@@ -43,7 +48,8 @@ func (e *InvalidError) Error() string {
 func (c *CRD) Invalid() field.ErrorList {
 	c.invalidOnce.Do(func() {
 		if c.validate != nil {
-			c.invalid = c.validate(c.Object)
+			c.invalid = c.validate()
+			c.validate = nil // what it holds (the decoded CRD) is not needed again
 			sort.SliceStable(c.invalid, func(i, j int) bool { return c.invalid[i].Error() < c.invalid[j].Error() })
 		}
 	})

@@ -58,11 +58,18 @@ func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsin
 // namespace of a cluster-scoped kind), then the CRD strategy's
 // PrepareForCreate and the create validation (ValidateCustomResourceDefinition
 // and the common metadata checks), all upstream code.
-func (Validators) ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+func (v Validators) ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
 	obj, err := toInternal(crd)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	return v.ValidateDecodedCRDCreate(obj)
+}
+
+// ValidateDecodedCRDCreate is ValidateCRDCreate on the internal version the
+// server's decoder makes of a v1 CRD, as the registry gets it; it changes
+// obj as the create's steps do.
+func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomResourceDefinition) field.ErrorList {
 	ctx := requestContext("create", "")
 	rest.FillObjectMetaSystemFields(&obj.ObjectMeta)
 	if obj.GenerateName != "" && obj.Name == "" {
