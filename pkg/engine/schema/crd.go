@@ -6,6 +6,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -191,6 +192,8 @@ func newCRD(crd *apiextensionsv1.CustomResourceDefinition, structural func(*apie
 				served.s = s.DeepCopy()
 				if err := structuraldefaulting.PruneDefaults(served.s); err != nil {
 					served = servedSchema{err: err}
+				} else if shareUnchanged(s, served.s) {
+					served.s = s // no default pruned: the schema as written
 				}
 			}
 			if s != nil {
@@ -204,6 +207,45 @@ func newCRD(crd *apiextensionsv1.CustomResourceDefinition, structural func(*apie
 		c.served[v.Name] = served.s
 	}
 	return c
+}
+
+// shareUnchanged makes pruned, a copy of s whose defaults PruneDefaults
+// pruned, share with s every subtree whose defaults it left as they were,
+// so that only the nodes on the way to a changed default are held twice.
+// It reports whether nothing changed. PruneDefaults changes defaults only.
+func shareUnchanged(s, pruned *structuralschema.Structural) bool {
+	same := reflect.DeepEqual(s.Default.Object, pruned.Default.Object)
+	if s.Items != nil && pruned.Items != nil {
+		if shareUnchanged(s.Items, pruned.Items) {
+			pruned.Items = s.Items
+		} else {
+			same = false
+		}
+	}
+	if s.AdditionalProperties != nil && pruned.AdditionalProperties != nil {
+		if a, b := s.AdditionalProperties.Structural, pruned.AdditionalProperties.Structural; a == nil || b == nil || shareUnchanged(a, b) {
+			pruned.AdditionalProperties = s.AdditionalProperties
+		} else {
+			same = false
+		}
+	}
+	props := true
+	for k, p := range pruned.Properties {
+		orig, ok := s.Properties[k]
+		if !ok {
+			props = false
+			continue
+		}
+		if shareUnchanged(&orig, &p) {
+			pruned.Properties[k] = orig
+		} else {
+			pruned.Properties[k], props = p, false
+		}
+	}
+	if props && len(s.Properties) == len(pruned.Properties) {
+		pruned.Properties = s.Properties
+	}
+	return same && props
 }
 
 // hasDefaults is whether s has a default anywhere that

@@ -7,6 +7,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -18,7 +24,9 @@ import (
 // and the server's validation of it, from the internal version the decoder
 // made instead of converting the v1 CRD again. Over every CRD of the corpus,
 // that gives what converting again gives: the same structural schemas as
-// written and as served, the same errors, the same validation errors.
+// written and as served, the same errors, the same validation errors; and
+// the schema as served, which shares with the one as written what pruning
+// its defaults left as it was, is the custom resource handler's.
 func TestDecodedLikeConverted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs over every CRD of the corpus; skipped with -short")
@@ -46,6 +54,9 @@ func TestDecodedLikeConverted(t *testing.T) {
 				if !reflect.DeepEqual(got.Served[v], want.Served[v]) {
 					t.Errorf("%s: version %s: the schema as served differs from the one converted again", where, v)
 				}
+				if server, err := handlerSchema(decoded.Object, v); err == nil && got.ServedErr[v] == nil && !reflect.DeepEqual(got.Served[v], server) {
+					t.Errorf("%s: version %s: the schema as served differs from the custom resource handler's", where, v)
+				}
 				if fmt.Sprint(got.ConvertErr[v]) != fmt.Sprint(want.ConvertErr[v]) || fmt.Sprint(got.ServedErr[v]) != fmt.Sprint(want.ServedErr[v]) {
 					t.Errorf("%s: version %s: errors %v, %v; converted again %v, %v", where, v,
 						got.ConvertErr[v], got.ServedErr[v], want.ConvertErr[v], want.ServedErr[v])
@@ -67,4 +78,85 @@ func TestDecodedLikeConverted(t *testing.T) {
 		t.Fatalf("no CRD read from %s", dir)
 	}
 	t.Logf("%d CRDs; %d with one schema shared by their versions", crds, shared)
+}
+
+// handlerSchema is the structural schema the API server's custom resource
+// handler serves a version with: converted, made structural, its defaults
+// pruned in place (the handler holds no other copy).
+func handlerSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) (*structuralschema.Structural, error) {
+	for _, v := range crd.Spec.Versions {
+		if v.Name != version || v.Schema == nil {
+			continue
+		}
+		internal := &apiextensionsinternal.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err != nil {
+			return nil, err
+		}
+		s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+		if err != nil {
+			return nil, err
+		}
+		if !crd.Spec.PreserveUnknownFields {
+			if err := structuraldefaulting.PruneDefaults(s); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
+	}
+	return nil, nil
+}
+
+// A default the server prunes (the v1 validation refuses such a CRD, but a
+// CRD stored as v1beta1 keeps it): the schema as served is the handler's,
+// the one as written keeps the default as written, and the two share what
+// pruning left alone.
+func TestServedSharesWhatPruningLeaves(t *testing.T) {
+	var obj map[string]interface{}
+	if err := sigsyaml.Unmarshal([]byte(crdWith("v1", "foos.example.com", `
+versions:
+- name: v1
+  served: true
+  storage: true
+  schema:
+    openAPIV3Schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            a:
+              type: object
+              default: {x: 1, unknown: 2}
+              properties: {x: {type: integer}}
+            list:
+              type: array
+              items: {type: object, properties: {y: {type: string, maxLength: 3}}}
+`)), &obj); err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := schema.DecodeObject(obj, nil)
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	got := schema.SchemasOf(c)
+	raw, served := got.Raw["v1"], got.Served["v1"]
+	want, err := handlerSchema(c.Object, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(served, want) {
+		t.Errorf("the schema as served is not the handler's:\n%s", cmp.Diff(want, served))
+	}
+	if d := raw.Properties["spec"].Properties["a"].Default.Object; !reflect.DeepEqual(d, map[string]interface{}{"x": int64(1), "unknown": int64(2)}) {
+		t.Errorf("the schema as written has the default %v", d)
+	}
+	if d := served.Properties["spec"].Properties["a"].Default.Object; !reflect.DeepEqual(d, map[string]interface{}{"x": int64(1)}) {
+		t.Errorf("the schema as served has the default %v", d)
+	}
+	if r, s := raw.Properties["spec"].Properties["list"].Items, served.Properties["spec"].Properties["list"].Items; r != s {
+		t.Errorf("what pruning left alone is held twice")
+	}
+	if raw == served {
+		t.Errorf("the schema as written is served")
+	}
 }
