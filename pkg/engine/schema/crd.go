@@ -185,15 +185,17 @@ func newCRD(crd *apiextensionsv1.CustomResourceDefinition, structural func(*apie
 		served, ok := done[s]
 		if !ok {
 			served = servedSchema{s: s}
-			if s != nil && !crd.Spec.PreserveUnknownFields && hasDefaults(s) {
+			if s != nil && !crd.Spec.PreserveUnknownFields && hasDefaults(*s) {
 				// As the custom resource handler does: defaults are pruned in
 				// a copy. Without defaults, pruning them changes nothing: the
 				// schema as written is served, and held once.
 				served.s = s.DeepCopy()
 				if err := structuraldefaulting.PruneDefaults(served.s); err != nil {
 					served = servedSchema{err: err}
-				} else if shareUnchanged(s, served.s) {
+				} else if sameDefaults(*s, *served.s) {
 					served.s = s // no default pruned: the schema as written
+				} else {
+					shareUnchanged(s, served.s)
 				}
 			}
 			if s != nil {
@@ -207,6 +209,33 @@ func newCRD(crd *apiextensionsv1.CustomResourceDefinition, structural func(*apie
 		c.served[v.Name] = served.s
 	}
 	return c
+}
+
+// sameDefaults reports whether pruned, a copy of s whose defaults
+// PruneDefaults pruned, has the defaults of s: whether nothing changed.
+// It walks copies of the nodes, not pointers to them, which would move
+// every node it looks at to the heap.
+func sameDefaults(s, pruned structuralschema.Structural) bool {
+	if (s.Default.Object != nil || pruned.Default.Object != nil) && !reflect.DeepEqual(s.Default.Object, pruned.Default.Object) {
+		return false
+	}
+	if (s.Items == nil) != (pruned.Items == nil) || s.Items != nil && !sameDefaults(*s.Items, *pruned.Items) {
+		return false
+	}
+	sa, pa := s.AdditionalProperties, pruned.AdditionalProperties
+	if (sa == nil) != (pa == nil) || sa != nil && (sa.Structural == nil) != (pa.Structural == nil) ||
+		sa != nil && sa.Structural != nil && !sameDefaults(*sa.Structural, *pa.Structural) {
+		return false
+	}
+	if len(s.Properties) != len(pruned.Properties) {
+		return false
+	}
+	for k, p := range s.Properties {
+		if !sameDefaults(p, pruned.Properties[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // shareUnchanged makes pruned, a copy of s whose defaults PruneDefaults
@@ -250,23 +279,20 @@ func shareUnchanged(s, pruned *structuralschema.Structural) bool {
 
 // hasDefaults is whether s has a default anywhere that
 // structuraldefaulting.PruneDefaults would prune: in s, its properties,
-// items or additionalProperties.
-func hasDefaults(s *structuralschema.Structural) bool {
-	if s == nil {
-		return false
-	}
+// items or additionalProperties. Like sameDefaults, it walks copies.
+func hasDefaults(s structuralschema.Structural) bool {
 	if s.Default.Object != nil {
 		return true
 	}
 	for _, p := range s.Properties {
-		if hasDefaults(&p) {
+		if hasDefaults(p) {
 			return true
 		}
 	}
-	if s.AdditionalProperties != nil && hasDefaults(s.AdditionalProperties.Structural) {
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil && hasDefaults(*s.AdditionalProperties.Structural) {
 		return true
 	}
-	return hasDefaults(s.Items)
+	return s.Items != nil && hasDefaults(*s.Items)
 }
 
 func structuralFromV1(v *apiextensionsv1.CustomResourceValidation) (*structuralschema.Structural, error) {
