@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 )
 
 // execute runs p over the ResourceList read by rw, as kyaml's
@@ -77,10 +79,10 @@ func writeResourceList(rw *kio.ByteReadWriter, items []*yaml.RNode, results fram
 	for _, list := range []struct {
 		key   string
 		n     int
-		write func(from, to int) error
+		write func(w io.Writer, from, to int) error
 	}{
-		{"items", len(items), func(from, to int) error { return writeItems(rw.Writer, items[from:to], rw.Style) }},
-		{"results", len(results), func(from, to int) error { return writeResults(rw.Writer, results[from:to]) }},
+		{"items", len(items), func(w io.Writer, from, to int) error { return writeItems(w, items[from:to], rw.Style) }},
+		{"results", len(results), func(w io.Writer, from, to int) error { return writeResults(w, results[from:to]) }},
 	} {
 		if list.n == 0 {
 			continue // kyaml writes "items: []"; no results, no key
@@ -92,10 +94,31 @@ func writeResourceList(rw *kio.ByteReadWriter, items []*yaml.RNode, results fram
 		if _, err := rw.Writer.Write(append(text[:at:at], list.key+":\n"...)); err != nil {
 			return err
 		}
-		for from := 0; from < list.n; from += batchSize {
-			if err := list.write(from, min(from+batchSize, list.n)); err != nil {
-				return err
+		// The batches are encoded on every core and written in order.
+		type encoded struct {
+			text []byte
+			err  error
+		}
+		err := ordered.Map(ordered.Workers(), func(emit func(int) error) error {
+			for from := 0; from < list.n; from += batchSize {
+				if err := emit(from); err != nil {
+					return err
+				}
 			}
+			return nil
+		}, func(from int) encoded {
+			var b bytes.Buffer
+			err := list.write(&b, from, min(from+batchSize, list.n))
+			return encoded{b.Bytes(), err}
+		}, func(_ int, e encoded) error {
+			if e.err != nil {
+				return e.err
+			}
+			_, err := rw.Writer.Write(e.text)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		text = text[at+len(list.key+": []\n"):]
 	}
