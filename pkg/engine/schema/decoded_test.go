@@ -2,18 +2,16 @@ package schema_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/kubectl-crd/kubectl-crd/hack/bench/serverpath"
 	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -49,6 +47,12 @@ func TestDecodedLikeConverted(t *testing.T) {
 			// version the schemas share values with (defaults, enums).
 			invalid := decoded.Invalid()
 			converted := schema.NewCRD(decoded.Object)
+			// The custom resource handler's schemas, where it serves them all.
+			js, err := json.Marshal(d.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			server, _ := serverpath.DecodeCRD(js)
 			got, want := schema.SchemasOf(decoded), schema.SchemasOf(converted)
 			for _, v := range decoded.Versions() {
 				if !reflect.DeepEqual(got.Raw[v], want.Raw[v]) {
@@ -57,7 +61,7 @@ func TestDecodedLikeConverted(t *testing.T) {
 				if !reflect.DeepEqual(got.Served[v], want.Served[v]) {
 					t.Errorf("%s: version %s: the schema as served differs from the one converted again", where, v)
 				}
-				if server, err := handlerSchema(decoded.Object, v); err == nil && got.ServedErr[v] == nil && !reflect.DeepEqual(got.Served[v], server) {
+				if server != nil && !reflect.DeepEqual(got.Served[v], server.Schema(v)) {
 					t.Errorf("%s: version %s: the schema as served differs from the custom resource handler's", where, v)
 				}
 				if fmt.Sprint(got.ConvertErr[v]) != fmt.Sprint(want.ConvertErr[v]) || fmt.Sprint(got.ServedErr[v]) != fmt.Sprint(want.ServedErr[v]) {
@@ -81,32 +85,6 @@ func TestDecodedLikeConverted(t *testing.T) {
 		t.Fatalf("no CRD read from %s", dir)
 	}
 	t.Logf("%d CRDs; %d with one schema shared by their versions", crds, shared)
-}
-
-// handlerSchema is the structural schema the API server's custom resource
-// handler serves a version with: converted, made structural, its defaults
-// pruned in place (the handler holds no other copy).
-func handlerSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) (*structuralschema.Structural, error) {
-	for _, v := range crd.Spec.Versions {
-		if v.Name != version || v.Schema == nil {
-			continue
-		}
-		internal := &apiextensionsinternal.CustomResourceValidation{}
-		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err != nil {
-			return nil, err
-		}
-		s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
-		if err != nil {
-			return nil, err
-		}
-		if !crd.Spec.PreserveUnknownFields {
-			if err := structuraldefaulting.PruneDefaults(s); err != nil {
-				return nil, err
-			}
-		}
-		return s, nil
-	}
-	return nil, nil
 }
 
 // A default the server prunes (the v1 validation refuses such a CRD, but a
@@ -143,11 +121,15 @@ versions:
 	}
 	got := schema.SchemasOf(c)
 	raw, served := got.Raw["v1"], got.Served["v1"]
-	want, err := handlerSchema(c.Object, "v1")
+	js, err := json.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(served, want) {
+	server, err := serverpath.DecodeCRD(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := server.Schema("v1"); !reflect.DeepEqual(served, want) {
 		t.Errorf("the schema as served is not the handler's:\n%s", cmp.Diff(want, served))
 	}
 	if d := raw.Properties["spec"].Properties["a"].Default.Object; !reflect.DeepEqual(d, map[string]interface{}{"x": int64(1), "unknown": int64(2)}) {
