@@ -213,6 +213,9 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 	prepare := prepareCRD(cat)
 	var documents []int // the items read as documents here
+	// The items that hold CRDs only, as read: they pass through unchanged,
+	// and need not be read again below unless their markers are lowered.
+	crdOnly := map[int]bool{}
 	for i, item := range items {
 		apiVersion, kind := item.GetApiVersion(), item.GetKind()
 		if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
@@ -238,11 +241,13 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 			r.prepared = append(r.prepared, prepare(o))
 		}
 		return r
-	}, func(_ int, r read) error {
+	}, func(i int, r read) error {
 		if r.err != nil {
 			return r.err
 		}
+		crdOnly[i] = len(r.objects) > 0
 		for j, o := range r.objects {
+			crdOnly[i] = crdOnly[i] && r.prepared[j] != nil
 			kinds.Add(o.Object)
 			upgrade.visit(o)
 			if err := c.addCRD(cat, r.prepared[j]); err != nil {
@@ -277,6 +282,9 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		for i, item := range items {
 			if isFunctionConfig(item) {
 				continue // kustomize fn run and kpt pass the function's own config along
+			}
+			if crdOnly[i] && !c.LowerMutability {
+				continue // checked above, as CRDs are; nothing of it changes
 			}
 			if err := emit(i); err != nil {
 				return err
