@@ -16,17 +16,16 @@ type catalogCluster struct{ c *cluster }
 
 var _ catalog.Cluster = catalogCluster{}
 
-// CRDs converts only the CRDs of the kinds asked for: a cluster has hundreds.
+// CRDs reads and converts only the CRDs of the kinds asked for: a cluster
+// has hundreds.
 func (cc catalogCluster) CRDs(ctx context.Context, kinds map[runtimeschema.GroupKind]bool) ([]*schema.CRD, error) {
-	live, err := cc.c.CRDs(ctx)
+	live, err := cc.c.CRDsOf(ctx, kinds)
 	if err != nil {
 		return nil, err
 	}
-	var out []*schema.CRD
+	out := make([]*schema.CRD, 0, len(live))
 	for _, l := range live {
-		if kinds[l.GroupKind()] {
-			out = append(out, l.CRD())
-		}
+		out = append(out, l.CRD())
 	}
 	return out, nil
 }

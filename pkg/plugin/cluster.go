@@ -198,6 +198,120 @@ func (c *cluster) CRDs(ctx context.Context) ([]*liveCRD, error) {
 	return c.crds, nil
 }
 
+// CRDsOf returns the CRDs of the cluster that define kinds, found as kubectl
+// finds a kind: discovery maps it to its resource, and the CRD of a resource
+// is named resource.group (the server allows no other name), read with one
+// GET, a few at a time. Listing every CRD instead transfers all of them on
+// every run: tens of megabytes on a cluster with hundreds. Wherever that way
+// is in doubt (a kind discovery does not map, as when its versions are not
+// served or the discovery cache is older than the CRD; a name that is not a
+// CRD of the kind), every CRD is listed, as before.
+func (c *cluster) CRDsOf(ctx context.Context, kinds map[runtimeschema.GroupKind]bool) ([]*liveCRD, error) {
+	if c.crds == nil {
+		found, ok, err := c.crdsByName(ctx, kinds)
+		if err != nil || ok {
+			return found, err
+		}
+	}
+	all, err := c.CRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*liveCRD
+	for _, l := range all {
+		if kinds[l.GroupKind()] {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// getsInFlight is how many CRDs CRDsOf reads at once.
+const getsInFlight = 8
+
+// crdsByName is CRDsOf through discovery; ok is false where it cannot tell.
+func (c *cluster) crdsByName(ctx context.Context, kinds map[runtimeschema.GroupKind]bool) (found []*liveCRD, ok bool, err error) {
+	if err := c.connect(); err != nil {
+		return nil, false, err
+	}
+	gks := make([]runtimeschema.GroupKind, 0, len(kinds))
+	for gk := range kinds {
+		gks = append(gks, gk)
+	}
+	sort.Slice(gks, func(i, j int) bool { return gks[i].String() < gks[j].String() })
+	names := make([]string, len(gks))
+	for i, gk := range gks {
+		resource, err := c.resourceOf(gk)
+		if err != nil || resource == "" {
+			return nil, false, err
+		}
+		names[i] = resource + "." + gk.Group
+	}
+	got := make([]*apiextensionsv1.CustomResourceDefinition, len(gks))
+	errs := make([]error, len(gks))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, getsInFlight)
+	for i := range gks {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			got[i], errs[i] = c.client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, names[i], metav1.GetOptions{})
+		}()
+	}
+	wg.Wait()
+	for i, gk := range gks {
+		if apierrors.IsNotFound(errs[i]) {
+			return nil, false, nil // not a CRD (an aggregated API), or discovery is out of date
+		}
+		if errs[i] != nil {
+			return nil, false, c.apiError(fmt.Sprintf("getting CustomResourceDefinition %q", names[i]), errs[i])
+		}
+		l := newLiveCRD(got[i])
+		if l.GroupKind() != gk {
+			return nil, false, nil
+		}
+		found = append(found, l)
+	}
+	return found, true, nil
+}
+
+// resourceOf is the resource of a kind, as discovery tells it (the
+// preferred version first): "" when no served version has the kind.
+func (c *cluster) resourceOf(gk runtimeschema.GroupKind) (string, error) {
+	// A failure is ours to report, in one line: client-go would also log it.
+	ctx := klog.NewContext(context.Background(), logr.Discard())
+	d := discovery.ToDiscoveryInterfaceWithContext(c.discovery)
+	groups, err := d.ServerGroupsWithContext(ctx)
+	if err != nil {
+		return "", c.apiError("discovering the API groups", err)
+	}
+	for _, g := range groups.Groups {
+		if g.Name != gk.Group {
+			continue
+		}
+		versions := []string{g.PreferredVersion.Version}
+		for _, v := range g.Versions {
+			if v.Version != g.PreferredVersion.Version {
+				versions = append(versions, v.Version)
+			}
+		}
+		for _, v := range versions {
+			gv := runtimeschema.GroupVersion{Group: gk.Group, Version: v}.String()
+			list, err := d.ServerResourcesForGroupVersionWithContext(ctx, gv)
+			if err != nil {
+				return "", c.apiError("discovering "+gv, err)
+			}
+			for _, r := range list.APIResources {
+				if r.Kind == gk.Kind && !strings.Contains(r.Name, "/") {
+					return r.Name, nil
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
 func newLiveCRD(obj *apiextensionsv1.CustomResourceDefinition) *liveCRD {
 	return &liveCRD{Object: obj}
 }

@@ -302,7 +302,7 @@ func TestClusterErrors(t *testing.T) {
 		{"no kubeconfig", []string{"--kubeconfig", empty, "prune", "-f", "testdata/bad/missing-crd.yaml"},
 			"error: no cluster configured: the kubeconfig has no cluster (set KUBECONFIG or --kubeconfig); to work without a cluster, pass --offline and give the CRDs with --crd-file\n"},
 		{"unreachable", []string{"--kubeconfig", unreachable, "prune", "-f", "testdata/bad/missing-crd.yaml"},
-			"error: listing CustomResourceDefinitions: cannot reach the API server at https://127.0.0.1:1 (context \"ctx\"): dial tcp 127.0.0.1:1: connect: connection refused; to work without a cluster, pass --offline and give the CRDs with --crd-file\n"},
+			"error: discovering the API groups: cannot reach the API server at https://127.0.0.1:1 (context \"ctx\"): dial tcp 127.0.0.1:1: connect: connection refused; to work without a cluster, pass --offline and give the CRDs with --crd-file\n"},
 		{"unreachable, explain", []string{"--kubeconfig", unreachable, "explain-structural", "--all"},
 			"error: listing CustomResourceDefinitions: cannot reach the API server at https://127.0.0.1:1 (context \"ctx\"): dial tcp 127.0.0.1:1: connect: connection refused; to work without a cluster, pass --offline and give the CRDs with --crd-file\n"},
 		{"unknown context", []string{"--kubeconfig", unreachable, "--context", "nope", "explain-structural", "foos"},

@@ -38,6 +38,7 @@ type faultProxy struct {
 
 	mu       sync.Mutex
 	served   int
+	requests []string // "GET /path?query", each request forwarded
 	stopOnce sync.Once
 }
 
@@ -67,6 +68,7 @@ func startFaultProxy(t *testing.T, delay time.Duration, stopAfter int) *faultPro
 		dead := p.stopAfter > 0 && p.served >= p.stopAfter
 		if !dead {
 			p.served++
+			p.requests = append(p.requests, r.Method+" "+r.URL.RequestURI())
 		}
 		p.mu.Unlock()
 		if dead {
@@ -94,6 +96,13 @@ func (p *faultProxy) Served() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.served
+}
+
+// Requests are the requests forwarded to the real server, "GET /path?query".
+func (p *faultProxy) Requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
 }
 
 // CAData is the PEM certificate a client must trust to talk to the proxy.
@@ -157,17 +166,17 @@ func TestLiveClusterFaults(t *testing.T) {
 		want       []string
 	}{
 		{"unreachable, check-update", unreachable, append([]string{checkUpdate}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions: cannot reach the API server at https://127.0.0.1:1 (context \"crd-test\"): ", "connection refused", "pass --offline"}},
+			[]string{"error: discovering the API groups: cannot reach the API server at https://127.0.0.1:1 (context \"crd-test\"): ", "connection refused", "pass --offline"}},
 		{"unreachable, explain-structural", unreachable, []string{"explain-structural", exampleCRDName},
 			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\": cannot reach the API server at https://127.0.0.1:1 ", "connection refused"}},
 		{"TLS, wrong CA", wrongCA, append([]string{prune}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: tls: failed to verify certificate: x509: certificate signed by unknown authority (check the kubeconfig's certificate-authority and tls-server-name)"}},
+			[]string{"error: discovering the API groups on https://127.0.0.1:", "TLS: the server's certificate is not trusted: tls: failed to verify certificate: x509: certificate signed by unknown authority (check the kubeconfig's certificate-authority and tls-server-name)"}},
 		{"TLS, wrong CA, explain-structural", wrongCA, []string{"explain-structural", "--all"},
 			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: tls: failed to verify certificate: x509: certificate signed by unknown authority (check the kubeconfig's certificate-authority and tls-server-name)"}},
 		{"TLS, server name mismatch", wrongName, append([]string{checkUpdate}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", "TLS: the server's certificate is not trusted: ", "x509: certificate is valid for localhost, not wrong.example.com (check the kubeconfig's certificate-authority and tls-server-name)"}},
+			[]string{"error: discovering the API groups on https://127.0.0.1:", "TLS: the server's certificate is not trusted: ", "x509: certificate is valid for localhost, not wrong.example.com (check the kubeconfig's certificate-authority and tls-server-name)"}},
 		{"401, prune", "", append([]string{"--context", "crd-test-refused", prune}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", `(context "crd-test-refused"): unauthorized: the credentials of the kubeconfig were refused (Unauthorized)`}},
+			[]string{"error: discovering the API groups on https://127.0.0.1:", `(context "crd-test-refused"): unauthorized: the credentials of the kubeconfig were refused (`}},
 		{"401, explain-structural", "", []string{"--context", "crd-test-refused", "explain-structural", exampleCRDName},
 			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\" on https://127.0.0.1:", "unauthorized: "}},
 		// check-update reads the objects: this user may read the CRDs only.
@@ -176,9 +185,9 @@ func TestLiveClusterFaults(t *testing.T) {
 				`User "crds-only" cannot get resource "maintenancenightlyjobs" in API group "operations.example.com" in the namespace "ops"`}},
 		// And the reverse: the objects but not the CRDs.
 		{"403 on CRDs, prune", "", append([]string{"--context", "crd-test-objects-only", prune}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", `forbidden: `, `User "objects-only" cannot list resource "customresourcedefinitions"`}},
+			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\" on https://127.0.0.1:", `forbidden: `, `User "objects-only" cannot get resource "customresourcedefinitions"`}},
 		{"403 on CRDs, check-update", "", append([]string{"--context", "crd-test-objects-only", checkUpdate}, jobs...),
-			[]string{"error: listing CustomResourceDefinitions on https://127.0.0.1:", `User "objects-only" cannot list resource "customresourcedefinitions"`}},
+			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\" on https://127.0.0.1:", `User "objects-only" cannot get resource "customresourcedefinitions"`}},
 		{"403 on CRDs, explain-structural", "", []string{"--context", "crd-test-objects-only", "explain-structural", exampleCRDName},
 			[]string{"error: getting CustomResourceDefinition \"" + exampleCRDName + "\" on https://127.0.0.1:", `User "objects-only" cannot get resource "customresourcedefinitions"`}},
 	} {
@@ -209,33 +218,51 @@ func TestLiveClusterFaults(t *testing.T) {
 	t.Run("slow server", func(t *testing.T) {
 		p := startFaultProxy(t, 5*time.Second, 0)
 		kc := faultKubeconfig(t, throughProxy(p))
-		for _, args := range [][]string{
-			append([]string{prune}, jobs...),
-			append([]string{checkUpdate}, jobs...),
-			{"explain-structural", "--all"},
+		for _, tc := range []struct {
+			args []string
+			what string // the first request
+		}{
+			{append([]string{prune}, jobs...), "discovering the API groups"},
+			{append([]string{checkUpdate}, jobs...), "discovering the API groups"},
+			{[]string{"explain-structural", "--all"}, "listing CustomResourceDefinitions"},
 		} {
+			args := tc.args
 			start := time.Now()
 			r := NewTest(t).WithEnv("KUBECONFIG="+kc).Run("kubectl-crd", append([]string{"--request-timeout=1s"}, args...)...)
-			checkFault(t, r, []string{"error: listing CustomResourceDefinitions on " + p.srv.URL, "timed out", "--request-timeout"})
+			checkFault(t, r, []string{"error: " + tc.what + " on " + p.srv.URL, "timed out", "--request-timeout"})
 			if d := time.Since(start); d > 4*time.Second {
 				t.Errorf("%s: took %v with --request-timeout=1s", args[0], d)
 			}
 		}
 	})
 
-	// The proxy forwards the CRD list, then dies: the objects check-update reads
-	// next, or the second CRD explain-structural gets, find no server.
+	// The proxy forwards the requests up to the example CRD's, then dies: the
+	// objects check-update reads next, or the second CRD explain-structural
+	// gets, find no server. How many requests come first (discovery's) is
+	// counted on a run through a proxy that does not die.
 	t.Run("server stopped mid-run", func(t *testing.T) {
 		for _, args := range [][]string{
 			append([]string{checkUpdate}, jobs...),
 			{"explain-structural", exampleCRDName, "legacythings.example.com"},
 		} {
-			p := startFaultProxy(t, 0, 1)
+			upTo := 0
+			counting := startFaultProxy(t, 0, 0)
+			NewTest(t).WithEnv("KUBECONFIG="+faultKubeconfig(t, throughProxy(counting))).Run("kubectl-crd", args...)
+			for i, req := range counting.Requests() {
+				if strings.HasPrefix(req, "GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+exampleCRDName) {
+					upTo = i + 1
+					break
+				}
+			}
+			if upTo == 0 {
+				t.Fatalf("%s: the example CRD is never read:\n%s", args[0], strings.Join(counting.Requests(), "\n"))
+			}
+			p := startFaultProxy(t, 0, upTo)
 			kc := faultKubeconfig(t, throughProxy(p))
 			r := NewTest(t).WithEnv("KUBECONFIG="+kc).Run("kubectl-crd", args...)
 			checkFault(t, r, []string{"error: getting ", ": cannot reach the API server at " + p.srv.URL, "pass --offline"})
-			if p.Served() != 1 {
-				t.Errorf("%s: the proxy forwarded %d requests before it stopped, want 1", args[0], p.Served())
+			if p.Served() != upTo {
+				t.Errorf("%s: the proxy forwarded %d requests before it stopped, want %d", args[0], p.Served(), upTo)
 			}
 		}
 	})
@@ -462,4 +489,45 @@ func clientCertificate(t *testing.T) (certPEM, keyPEM []byte) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}
+
+// prune and check-update read the CRDs of the objects' kinds, each with a
+// GET of its name, which discovery gives (kubectl maps kinds the same way):
+// never the list of every CRD of the cluster, which on a cluster with
+// hundreds transfers tens of megabytes on every run. The list is still read
+// where discovery does not know a kind.
+func TestLiveReadsOnlyTheCRDsOfTheKinds(t *testing.T) {
+	requireOwnCluster(t)
+	applyExampleCRD(t)
+	const list = "GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int  // -1: 0 or 1
+		get   bool // the example CRD is read by name
+		lists bool // the list of every CRD is read
+	}{
+		{"prune", "", []string{"prune", "-f", exampleJobs}, 0, true, false},
+		{"check-update", "", []string{"check-update", "-f", exampleJobs}, -1, true, false},
+		{"a kind discovery does not know", "apiVersion: nowhere.example.com/v1\nkind: Bar\nmetadata:\n  name: b\n", []string{"prune", "-f", "-"}, 2, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startFaultProxy(t, 0, 0)
+			r := NewTest(t).WithEnv("KUBECONFIG="+faultKubeconfig(t, throughProxy(p))).WithStdin(tc.stdin).Run("kubectl-crd", tc.args...)
+			if tc.code >= 0 && r.Code != tc.code || tc.code < 0 && r.Code > 1 {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, tc.code, r.Stderr)
+			}
+			var got, listed bool
+			for _, req := range p.Requests() {
+				path, _, _ := strings.Cut(req, "?")
+				got = got || path == list+"/"+exampleCRDName
+				listed = listed || path == list
+			}
+			if got != tc.get || listed != tc.lists {
+				t.Errorf("read the example CRD by name: %v (want %v); listed every CRD: %v (want %v); the requests:\n%s",
+					got, tc.get, listed, tc.lists, strings.Join(p.Requests(), "\n"))
+			}
+		})
+	}
 }
