@@ -279,9 +279,7 @@ func (c *cluster) crdsByName(ctx context.Context, kinds map[runtimeschema.GroupK
 // resourceOf is the resource of a kind, as discovery tells it (the
 // preferred version first): "" when no served version has the kind.
 func (c *cluster) resourceOf(gk runtimeschema.GroupKind) (string, error) {
-	// A failure is ours to report, in one line: client-go would also log it.
-	ctx := klog.NewContext(context.Background(), logr.Discard())
-	d := discovery.ToDiscoveryInterfaceWithContext(c.discovery)
+	ctx, d := c.discoveryClient()
 	groups, err := d.ServerGroupsWithContext(ctx)
 	if err != nil {
 		return "", c.apiError("discovering the API groups", err)
@@ -297,16 +295,32 @@ func (c *cluster) resourceOf(gk runtimeschema.GroupKind) (string, error) {
 			}
 		}
 		for _, v := range versions {
-			gv := runtimeschema.GroupVersion{Group: gk.Group, Version: v}.String()
-			list, err := d.ServerResourcesForGroupVersionWithContext(ctx, gv)
-			if err != nil {
-				return "", c.apiError("discovering "+gv, err)
+			r, err := c.resourceIn(ctx, d, runtimeschema.GroupVersion{Group: gk.Group, Version: v}, gk.Kind)
+			if r != "" || err != nil {
+				return r, err
 			}
-			for _, r := range list.APIResources {
-				if r.Kind == gk.Kind && !strings.Contains(r.Name, "/") {
-					return r.Name, nil
-				}
-			}
+		}
+	}
+	return "", nil
+}
+
+// discoveryClient is the discovery client, with a context whose logger
+// drops client-go's own report of a failure: it is ours to report, in one
+// line.
+func (c *cluster) discoveryClient() (context.Context, discovery.DiscoveryInterfaceWithContext) {
+	return klog.NewContext(context.Background(), logr.Discard()), discovery.ToDiscoveryInterfaceWithContext(c.discovery)
+}
+
+// resourceIn is the resource of kind in gv, as discovery tells it: "" when
+// gv does not serve kind.
+func (c *cluster) resourceIn(ctx context.Context, d discovery.DiscoveryInterfaceWithContext, gv runtimeschema.GroupVersion, kind string) (string, error) {
+	list, err := d.ServerResourcesForGroupVersionWithContext(ctx, gv.String())
+	if err != nil {
+		return "", c.apiError("discovering "+gv.String(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == kind && !strings.Contains(r.Name, "/") {
+			return r.Name, nil
 		}
 	}
 	return "", nil
@@ -382,9 +396,7 @@ func (c *cluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
 	if err := c.connect(); err != nil {
 		return false, err
 	}
-	// A failure is ours to report, in one line: client-go would also log it.
-	ctx := klog.NewContext(context.Background(), logr.Discard())
-	d := discovery.ToDiscoveryInterfaceWithContext(c.discovery)
+	ctx, d := c.discoveryClient()
 	groups, err := d.ServerGroupsWithContext(ctx)
 	if err != nil {
 		return false, c.apiError("discovering the API groups", err)
@@ -392,16 +404,8 @@ func (c *cluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
 	if !servesGroupVersion(groups, gvk.GroupVersion()) {
 		return false, nil
 	}
-	list, err := d.ServerResourcesForGroupVersionWithContext(ctx, gvk.GroupVersion().String())
-	if err != nil {
-		return false, c.apiError("discovering "+gvk.GroupVersion().String(), err)
-	}
-	for _, r := range list.APIResources {
-		if r.Kind == gvk.Kind && !strings.Contains(r.Name, "/") {
-			return true, nil
-		}
-	}
-	return false, nil
+	r, err := c.resourceIn(ctx, d, gvk.GroupVersion(), gvk.Kind)
+	return r != "", err
 }
 
 func servesGroupVersion(groups *metav1.APIGroupList, gv runtimeschema.GroupVersion) bool {
