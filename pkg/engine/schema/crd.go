@@ -194,8 +194,6 @@ func newCRD(crd *apiextensionsv1.CustomResourceDefinition, structural func(*apie
 					served = servedSchema{err: err}
 				} else if sameDefaults(*s, *served.s) {
 					served.s = s // no default pruned: the schema as written
-				} else {
-					shareUnchanged(s, served.s)
 				}
 			}
 			if s != nil {
@@ -236,45 +234,6 @@ func sameDefaults(s, pruned structuralschema.Structural) bool {
 		}
 	}
 	return true
-}
-
-// shareUnchanged makes pruned, a copy of s whose defaults PruneDefaults
-// pruned, share with s every subtree whose defaults it left as they were,
-// so that only the nodes on the way to a changed default are held twice.
-// It reports whether nothing changed. PruneDefaults changes defaults only.
-func shareUnchanged(s, pruned *structuralschema.Structural) bool {
-	same := reflect.DeepEqual(s.Default.Object, pruned.Default.Object)
-	if s.Items != nil && pruned.Items != nil {
-		if shareUnchanged(s.Items, pruned.Items) {
-			pruned.Items = s.Items
-		} else {
-			same = false
-		}
-	}
-	if s.AdditionalProperties != nil && pruned.AdditionalProperties != nil {
-		if a, b := s.AdditionalProperties.Structural, pruned.AdditionalProperties.Structural; a == nil || b == nil || shareUnchanged(a, b) {
-			pruned.AdditionalProperties = s.AdditionalProperties
-		} else {
-			same = false
-		}
-	}
-	props := true
-	for k, p := range pruned.Properties {
-		orig, ok := s.Properties[k]
-		if !ok {
-			props = false
-			continue
-		}
-		if shareUnchanged(&orig, &p) {
-			pruned.Properties[k] = orig
-		} else {
-			pruned.Properties[k], props = p, false
-		}
-	}
-	if props && len(s.Properties) == len(pruned.Properties) {
-		pruned.Properties = s.Properties
-	}
-	return same && props
 }
 
 // hasDefaults is whether s has a default anywhere that
