@@ -8,6 +8,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -82,7 +83,12 @@ type Catalog struct {
 	reg     *schema.Registry
 	byName  map[string]added
 	markers map[runtimeschema.GroupKind]map[string]*update.Schema
-	olds    map[Key]*document.Document
+	// olds are the old objects, by group, kind and name (oldKey): which
+	// namespace one stands in depends on its kind's scope, known once its
+	// CRD is (Old).
+	olds map[oldKey][]*document.Document
+	// oldCount is how many olds hold, in the order they were added.
+	oldCount int
 	// refused are the kinds the server would not map, with why.
 	refused map[runtimeschema.GroupVersionKind]string
 	// previous are the CRDs the added ones replace, by name; upgrades the
@@ -105,7 +111,7 @@ func New(opts Options) *Catalog {
 		reg:      schema.NewRegistry(),
 		byName:   map[string]added{},
 		markers:  map[runtimeschema.GroupKind]map[string]*update.Schema{},
-		olds:     map[Key]*document.Document{},
+		olds:     map[oldKey][]*document.Document{},
 		refused:  map[runtimeschema.GroupVersionKind]string{},
 		previous: map[string]previousCRD{},
 	}
@@ -351,31 +357,80 @@ func (c *Catalog) Prune(d *document.Document, opts PruneOptions) (*prune.Result,
 
 // AddOld adds an old object, the version an update replaces. One the server
 // cannot have stored is an *document.InputError: it would match nothing,
-// and its update would pass unchecked.
+// and its update would pass unchecked. So is a second old version of an
+// object that differs from the first (two exports of it, taken at
+// different times): which of them an update replaces would depend on the
+// order of the files. A copy equal to the first is left out.
 func (c *Catalog) AddOld(d *document.Document) error {
 	if err := update.ValidateOld(d); err != nil {
 		return err
 	}
-	c.olds[KeyOf(d.Object)] = d
+	k := oldKeyOf(d.Object)
+	ns := c.opts.Namespaces.Request(nil, prune.Ref(d.Object).Namespace)
+	for _, od := range c.olds[k] {
+		if c.opts.Namespaces.Request(nil, prune.Ref(od.Object).Namespace) != ns {
+			continue
+		}
+		return sameOld(od, d, ns)
+	}
+	c.olds[k] = append(c.olds[k], d)
+	c.oldCount++
 	return nil
 }
 
-// Old is the old version of d: an added one of the same group, kind,
-// namespace and name, else (Options.OldFromCluster) the cluster's; nil
-// when there is none (a create) or d's kind has no CRD.
+// oldKey is an object's identity but for its namespace.
+type oldKey struct {
+	Group, Kind, Name string
+}
+
+func oldKeyOf(obj map[string]interface{}) oldKey {
+	k := KeyOf(obj)
+	return oldKey{k.Group, k.Kind, k.Name}
+}
+
+// sameOld is nil when b, an old version of the object a is one of, is a
+// copy of a in the namespace ns the request gives both (one may leave it
+// out); else the input error naming both.
+func sameOld(a, b *document.Document, ns string) error {
+	if reflect.DeepEqual(update.InNamespace(a.Object, ns), update.InNamespace(b.Object, ns)) {
+		return nil
+	}
+	return &document.InputError{Source: b.Source, Msg: fmt.Sprintf(
+		"%s: a second old version of the object, different from the one of %s: the update would be checked against either; give one",
+		prune.Ref(b.Object), a.Source)}
+}
+
+// Old is the old version of d: an added one of the same identity as the
+// API server knows objects (group, kind, name, and for a namespaced kind
+// the namespace of the request: the object's, else -n or the context's,
+// else "default"; an old object without a namespace goes by the same
+// rule, an export from the cluster always has one), else
+// (Options.OldFromCluster) the cluster's; nil when there is none (a
+// create) or d's kind has no CRD. Two added old versions that differ and
+// both stand for d are an *document.InputError naming both.
 func (c *Catalog) Old(ctx context.Context, d *document.Document) (*document.Document, error) {
 	ref := prune.Ref(d.Object)
 	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
 	if !ok {
 		return nil, nil
 	}
-	key := KeyOf(d.Object)
-	ns := c.opts.Namespaces.Shown(crd, ref.Namespace)
-	if od, ok := c.olds[Key{key.Group, key.Kind, ns, key.Name}]; ok {
-		return od, nil
+	ns := c.opts.Namespaces.Request(crd, ref.Namespace)
+	var found *document.Document
+	for _, od := range c.olds[oldKeyOf(d.Object)] {
+		// A cluster-scoped object has no namespace: the server drops one.
+		if !crd.ClusterScoped() && c.opts.Namespaces.Request(crd, prune.Ref(od.Object).Namespace) != ns {
+			continue
+		}
+		if found != nil {
+			if err := sameOld(found, od, ns); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		found = od
 	}
-	if od, ok := c.olds[key]; ok {
-		return od, nil
+	if found != nil {
+		return found, nil
 	}
 	// Without a name (generateName), there is no old object to ask for.
 	if !c.opts.OldFromCluster || c.opts.Cluster == nil || ref.Name == "" {

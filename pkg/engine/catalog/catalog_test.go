@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -266,6 +267,19 @@ func TestUpdate(t *testing.T) {
 		{"old of the context's namespace", Options{Namespaces: Namespaces{Default: "ctx"}},
 			[]string{strings.Replace(old, "name: orders", "name: orders\n  namespace: ctx", 1)}, UpdateChecked, nil},
 		{"old from the cluster", Options{Cluster: f, OldFromCluster: true, Namespaces: Namespaces{Default: "ctx"}}, nil, UpdateChecked, nil},
+		// kubectl get -o yaml prints the namespace the manifest leaves out.
+		{"old export in default, offline", Options{Namespaces: Namespaces{Offline: true}},
+			[]string{strings.Replace(old, "name: orders", "name: orders\n  namespace: default", 1)}, UpdateChecked, nil},
+		{"old export in default, region changed, offline", Options{Namespaces: Namespaces{Offline: true}},
+			[]string{strings.Replace(strings.Replace(old, "name: orders", "name: orders\n  namespace: default", 1), "eu-west-1", "eu-north-1", 1)}, UpdateChecked,
+			[]string{"spec.region x-kubernetes-mutability: Immutable"}},
+		{"old export in default, -n other", Options{Namespaces: Namespaces{Default: "other", Explicit: true}},
+			[]string{strings.Replace(old, "name: orders", "name: orders\n  namespace: default", 1)}, UpdateCreate, nil},
+		{"old without a namespace, context's", Options{Namespaces: Namespaces{Default: "ctx"}},
+			[]string{old}, UpdateChecked, nil},
+		{"two equal copies of the old", Options{Namespaces: Namespaces{Offline: true}},
+			[]string{old, strings.Replace(old, "name: orders", "name: orders\n  namespace: default", 1)}, UpdateChecked, nil},
+
 		{"not from the cluster without OldFromCluster", Options{Cluster: f, Namespaces: Namespaces{Default: "ctx"}}, nil, UpdateCreate, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -300,6 +314,30 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("warnings: %+v", res.Warnings)
 			}
 		})
+	}
+	// Two old versions of one object that differ: bad input naming both,
+	// in either order, whatever the namespace is written as.
+	a := strings.Replace(old, "name: orders", "name: orders\n  namespace: default", 1)
+	b := strings.Replace(old, "eu-west-1", "eu-north-1", 1)
+	for _, order := range [][2]string{{a, b}, {b, a}} {
+		c := newWithCRD(t, Options{Namespaces: Namespaces{Offline: true}})
+		if err := c.AddOld(read(t, "first.yaml", order[0])[0]); err != nil {
+			t.Fatal(err)
+		}
+		err := c.AddOld(read(t, "second.yaml", order[1])[0])
+		if err == nil || !strings.Contains(err.Error(), "second.yaml:1: ") || !strings.Contains(err.Error(), "first.yaml:1") {
+			t.Errorf("a second, different old version: %v", err)
+		}
+	}
+	// Of another namespace, it is another object.
+	c2 := newWithCRD(t, Options{})
+	for i, o := range []string{a, strings.Replace(b, "name: orders", "name: orders\n  namespace: x", 1)} {
+		if err := c2.AddOld(read(t, fmt.Sprint(i, ".yaml"), o)[0]); err != nil {
+			t.Errorf("old %d: %v", i, err)
+		}
+	}
+	if n := len(c2.OldObjects()); n != 2 {
+		t.Errorf("%d old objects, want 2", n)
 	}
 	// An old object the server cannot have stored is refused.
 	err := New(Options{}).AddOld(read(t, "old.yaml", "apiVersion: storage.example.com/v1\nkind: Database\nmetadata: {}\n")[0])

@@ -167,9 +167,9 @@ func (c *Catalog) AddImpact(imp *Impact) []finding.Finding {
 // OldObjects are the objects AddOld added, in the order of their sources:
 // offline, the existing objects an upgrade can hurt, when no others are given.
 func (c *Catalog) OldObjects() []*document.Document {
-	out := make([]*document.Document, 0, len(c.olds))
-	for _, d := range c.olds {
-		out = append(out, d)
+	out := make([]*document.Document, 0, c.oldCount)
+	for _, ds := range c.olds {
+		out = append(out, ds...)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].Source, out[j].Source
