@@ -1,6 +1,7 @@
 package crdupgrade
 
 import (
+	"sort"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -138,6 +139,47 @@ func (c *comparison) versions() {
 		// Objects stay stored in the old version until rewritten: a storage
 		// migration must rewrite them before the old version can go.
 		c.add(Change{Kind: StorageMoved, Severity: Warning, Version: newStorage, Path: "spec.versions[" + newStorage + "].storage", Old: oldStorage, New: newStorage})
+	}
+	c.droppedOnWrite(stored, newStorage)
+}
+
+// droppedOnWrite names the fields objects stored in another version than
+// the new storage one lose on their next write: the storage codec converts
+// them to newStorage (conversion None: only apiVersion changes) and prunes
+// what its schema lacks. Each stored version's schema, as the new CRD has
+// it (the one objects of it read with), is compared with newStorage's.
+// With a conversion webhook, what it keeps is the webhook's to say.
+func (c *comparison) droppedOnWrite(stored map[string]bool, newStorage string) {
+	to, ok := c.new.CRD.Version(newStorage)
+	if !ok || !c.new.CRD.ConversionNone() {
+		return
+	}
+	var versions []string
+	for v := range stored {
+		if v != newStorage {
+			versions = append(versions, v)
+		}
+	}
+	sort.Strings(versions)
+	seen := map[string]bool{}
+	for _, name := range versions {
+		from, ok := c.new.CRD.Version(name)
+		if !ok {
+			continue // a stored version removed: StoredVersionRemoved says so
+		}
+		// Only what the write prunes: a walk of the two versions' schemas
+		// whose other differences are no change of the CRD.
+		scratch := &comparison{}
+		w := &walker{c: scratch, version: newStorage, loss: DataLoss}
+		w.props("", schemaOf(from), schemaOf(to))
+		for _, ch := range scratch.out {
+			lost := ch.Severity == DataLoss && (ch.Kind == FieldRemoved || ch.Kind == PreserveUnknownRemoved)
+			if !lost || seen[ch.Path] {
+				continue
+			}
+			seen[ch.Path] = true
+			c.add(Change{Kind: DroppedOnWrite, Severity: DataLoss, Version: newStorage, Path: ch.Path, Keyword: ch.Keyword, Old: name, New: newStorage})
+		}
 	}
 }
 

@@ -72,8 +72,12 @@ const (
 	VersionServed        Kind = "VersionServed"
 	VersionDeprecated    Kind = "VersionDeprecated"
 	StorageMoved         Kind = "StorageMoved"
-	SubresourceRemoved   Kind = "SubresourceRemoved"
-	SubresourceAdded     Kind = "SubresourceAdded"
+	// DroppedOnWrite: a field of a version objects are stored in that the
+	// new storage version lacks: their next write stores them there
+	// (conversion None) and drops it for good.
+	DroppedOnWrite     Kind = "DroppedOnWrite"
+	SubresourceRemoved Kind = "SubresourceRemoved"
+	SubresourceAdded   Kind = "SubresourceAdded"
 
 	FieldRemoved           Kind = "FieldRemoved"
 	TypeChanged            Kind = "TypeChanged"

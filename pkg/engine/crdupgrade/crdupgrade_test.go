@@ -94,6 +94,15 @@ func TestCompare(t *testing.T) {
 			[]string{"Breaking VersionUnserved v2 spec.versions[v2].served"}},
 		{"storage moved", one(base, "") + version("v2", true, false, base, ""), names + "versions:\n" + version("v1", true, false, base, "") + version("v2", true, true, base, ""), "",
 			[]string{"Warning StorageMoved v2 spec.versions[v2].storage"}},
+		// Objects stored in v1 keep name until their next write stores them in v2.
+		{"storage moved to a version without a field", one(base, "") + version("v2", true, false, "size: {type: integer}\n", ""),
+			names + "versions:\n" + version("v1", true, false, base, "") + version("v2", true, true, "size: {type: integer}\n", ""), "",
+			[]string{"DataLoss DroppedOnWrite v2 spec.name", "Warning StorageMoved v2 spec.versions[v2].storage"}},
+		// A cluster's CRD whose objects may still be stored in v1 (not migrated).
+		{"a stored version's field the storage version lacks", one(base, "") + version("v2", true, false, "size: {type: integer}\n", ""),
+			names + "versions:\n" + version("v1", true, false, base, "") + version("v2", true, true, "size: {type: integer}\n", ""),
+			"storedVersions: [v1, v2]\n",
+			[]string{"DataLoss DroppedOnWrite v2 spec.name", "Warning StorageMoved v2 spec.versions[v2].storage"}},
 		{"field removed from the storage version", one(base, ""), one("size: {type: integer}\n", ""), "",
 			[]string{"DataLoss FieldRemoved v1 spec.name"}},
 		{"field removed from a served version", one(base, "") + version("v2", true, false, base, ""), one(base, "") + version("v2", true, false, "size: {type: integer}\n", ""), "",

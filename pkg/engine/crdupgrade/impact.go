@@ -36,10 +36,16 @@ type ObjectValidator interface {
 //     not the upgrade's doing.
 //   - UpdateErrors: why the server refuses even an unchanged write of it
 //     (a no-op update): what ratcheting does not let through.
+//   - NextWrite: what its next write (any: a label, a status update)
+//     drops for good beyond what reading it drops, when the new CRD stores
+//     objects in another version than the one it reads in: written back,
+//     it is stored in WrittenAs, and pruned there.
 type ObjectImpact struct {
 	prune.Result
 	UpdateErrors []prune.FieldError `json:"updateErrors,omitempty"`
 	Before       []prune.FieldError `json:"before,omitempty"`
+	NextWrite    []prune.Change     `json:"nextWrite,omitempty"`
+	WrittenAs    string             `json:"writtenAs,omitempty"`
 	// ReadAs is the version the object is read in under the new CRD, when
 	// the new CRD no longer serves its own (conversion None: the storage
 	// version).
@@ -48,7 +54,8 @@ type ObjectImpact struct {
 
 // Impact runs the new CRD's storage and request path on doc, an object of
 // old: stored as old stores it (a no-op for an object read from a cluster),
-// read back under new, created again and written back unchanged. An error
+// read back under new, created again and written back unchanged (with
+// ratcheting, and to the new storage version). An error
 // is an *document.InputError: the object is not one old can store.
 func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*ObjectImpact, error) {
 	ref, gv, err := prune.Identify(doc)
@@ -90,6 +97,9 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*O
 	for i := range imp.Changes {
 		imp.Changes[i].Line = prune.LineOf(doc, imp.Changes[i])
 	}
+	if err := imp.nextWrite(doc, read.Object, new, version); err != nil {
+		return nil, inputErr(err)
+	}
 
 	namespace := ref.Namespace
 	if namespace == "" {
@@ -130,6 +140,30 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*O
 		imp.UpdateErrors = prune.FieldErrors(doc, errs)
 	}
 	return imp, nil
+}
+
+// nextWrite is the write of the object as it reads (held, in version)
+// back unchanged: what storing it in the new storage version drops.
+func (imp *ObjectImpact) nextWrite(doc *document.Document, held map[string]interface{}, new *schema.CRD, version string) error {
+	written, err := prune.Rewrite(held, new, version, true)
+	if err != nil || written == nil {
+		return err
+	}
+	s, err := new.ServedSchema(version)
+	if err != nil {
+		return err
+	}
+	for _, ch := range prune.Changes(held, written, s) {
+		if ch.Reason != prune.StorageVersion {
+			continue // a default read back: the read had it already
+		}
+		ch.Line = prune.LineOf(doc, ch)
+		imp.NextWrite = append(imp.NextWrite, ch)
+	}
+	if len(imp.NextWrite) > 0 {
+		imp.WrittenAs = written.StorageVersion
+	}
+	return nil
 }
 
 // createErrors are the server's refusals of creating obj, an object of crd
@@ -206,7 +240,7 @@ func (t *Tally) Add(imp *ObjectImpact) []Unexplained {
 	// Once per change and object, even where two objects have one name
 	// (files may hold both).
 	marked := map[int]bool{}
-	mark := func(path, what string, match func(Change) bool) {
+	markIn := func(version, path, what string, match func(Change) bool) {
 		found := false
 		for i, ch := range t.changes {
 			if ch.Version != "" && ch.Version != version || !match(ch) {
@@ -222,6 +256,7 @@ func (t *Tally) Add(imp *ObjectImpact) []Unexplained {
 			unexplained = append(unexplained, Unexplained{Path: path, What: what})
 		}
 	}
+	mark := func(path, what string, match func(Change) bool) { markIn(version, path, what, match) }
 	for _, c := range imp.Changes {
 		p := c.Segments
 		switch c.Reason {
@@ -244,6 +279,13 @@ func (t *Tally) Add(imp *ObjectImpact) []Unexplained {
 		default:
 			mark(c.Path, string(c.Reason), func(Change) bool { return false })
 		}
+	}
+	// What the next write drops: the storage version lacks the field.
+	for _, c := range imp.NextWrite {
+		p := c.Segments
+		markIn(imp.WrittenAs, c.Path, string(c.Reason), func(ch Change) bool {
+			return ch.Kind == DroppedOnWrite && within(p, ch.Path)
+		})
 	}
 	for _, errs := range [][]prune.FieldError{imp.Errors, imp.UpdateErrors} {
 		for _, e := range errs {
@@ -285,7 +327,7 @@ func causes(ch Change, errType string) bool {
 // counted says whether a kind is about the content of objects.
 func counted(k Kind) bool {
 	switch k {
-	case FieldRemoved, PreserveUnknownRemoved, NullableRemoved, DefaultAdded, DefaultChanged,
+	case FieldRemoved, PreserveUnknownRemoved, NullableRemoved, DroppedOnWrite, DefaultAdded, DefaultChanged,
 		TypeChanged, RequiredAdded, EnumTightened, PatternChanged, FormatChanged, BoundTightened,
 		ListTypeChanged, MapKeysChanged, RuleAdded:
 		return true

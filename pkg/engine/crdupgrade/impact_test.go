@@ -53,6 +53,17 @@ func TestImpact(t *testing.T) {
 			names + "versions:\n" + version("v1", false, false, base, "") + version("v2", true, true, "size: {type: integer}\n", ""),
 			[]string{object("a", "{size: 1, name: x}"), object("b", "{size: 2}")},
 			[]string{"FieldRemoved spec.name: a"}, []string{"a spec.name UnknownField"}, nil, nil},
+		// The storage moves to v2, whose schema lacks name: the objects of v1
+		// read intact, and lose it when next written (stored as v2).
+		{"storage moved to a version without a field", one(base, "") + version("v2", true, false, "size: {type: integer}\n", ""),
+			names + "versions:\n" + version("v1", true, false, base, "") + version("v2", true, true, "size: {type: integer}\n", ""),
+			[]string{object("a", "{size: 1, name: x}"), object("b", "{size: 2}")},
+			[]string{"DroppedOnWrite spec.name: a"}, []string{"a spec.name StorageVersion, next write as v2"}, nil, nil},
+		// The same move with a conversion webhook: what it keeps is not ours to say.
+		{"storage moved, conversion webhook", one(base, "") + version("v2", true, false, "size: {type: integer}\n", ""),
+			names + "conversion: {strategy: Webhook, webhook: {conversionReviewVersions: [v1], clientConfig: {url: 'https://conv.example.com'}}}\nversions:\n" +
+				version("v1", true, false, base, "") + version("v2", true, true, "size: {type: integer}\n", ""),
+			[]string{object("a", "{size: 1, name: x}")}, nil, nil, nil, nil},
 		{"maximum lowered (ratcheted)", one(base, ""), one("size: {type: integer, maximum: 5}\nname: {type: string}\n", ""),
 			[]string{object("a", "{size: 1}"), object("b", "{size: 9}")},
 			[]string{"BoundTightened spec.size: b"}, nil, []string{"b spec.size Invalid value"}, nil},
@@ -89,6 +100,9 @@ func TestImpact(t *testing.T) {
 				impacts = append(impacts, imp)
 				for _, c := range imp.Changes {
 					lost = append(lost, fmt.Sprintf("%s %s %s", imp.Object.Name, c.Path, c.Reason))
+				}
+				for _, c := range imp.NextWrite {
+					lost = append(lost, fmt.Sprintf("%s %s %s, next write as %s", imp.Object.Name, c.Path, c.Reason, imp.WrittenAs))
 				}
 				for _, e := range imp.Errors {
 					refused = append(refused, fmt.Sprintf("%s %s %s", imp.Object.Name, e.Field, e.Type))

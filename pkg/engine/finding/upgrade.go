@@ -75,6 +75,8 @@ func describeCRDChange(ch crdupgrade.Change) string {
 		return fmt.Sprintf("version %s served again", ch.Version)
 	case crdupgrade.VersionDeprecated:
 		return fmt.Sprintf("version %s deprecated", ch.Version)
+	case crdupgrade.DroppedOnWrite:
+		return fmt.Sprintf("%q is not in the schema of the storage version %v: objects stored in %v lose it on their next write", ch.Path, ch.New, ch.Old)
 	case crdupgrade.StorageMoved:
 		return fmt.Sprintf("storage version moved from %v to %v: existing objects stay stored in %v until rewritten", ch.Old, ch.New, ch.Old)
 	case crdupgrade.SubresourceRemoved:
@@ -163,6 +165,11 @@ func FromImpact(imp *crdupgrade.ObjectImpact) []Finding {
 			f.Message = "under the new CRD: " + describeChange(ch, imp.Object.Kind, imp.StorageVersion)
 		}
 		out = append(out, f)
+	}
+	for _, ch := range imp.NextWrite {
+		out = append(out, Finding{Check: DataLoss, Severity: Error, Reason: string(ch.Reason), Path: ch.Path, Version: imp.WrittenAs,
+			Value: ch.Value, Line: ch.Line,
+			Message: fmt.Sprintf("loses %q when next written, stored as %s: reads intact until then, then the storage version's schema prunes it for good", ch.Path, imp.WrittenAs)})
 	}
 	for _, e := range imp.Errors {
 		out = append(out, Finding{Check: Invalid, Reason: e.Type, Path: e.Field, Severity: Error, Line: e.Line,

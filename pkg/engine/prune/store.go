@@ -1,6 +1,7 @@
 package prune
 
 import (
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -71,15 +72,30 @@ func Store(obj map[string]interface{}, crd *schema.CRD, version string, defaults
 		}
 		return c, nil
 	}
-	ss, err := crd.VersionSchema(storage)
-	if err != nil {
+	if err := c.roundTrip(crd, s, defaults); err != nil {
 		return nil, err
 	}
-	apiVersion := u["apiVersion"]
-	u["apiVersion"] = gk.Group + "/" + storage
-	stored, err := Coerce(u, ss, gk, puf, false)
+	return c, nil
+}
+
+// roundTrip is the storage codec on c.Object, an object of the request's
+// version (schema s): converted to c.StorageVersion (conversion None: only
+// apiVersion changes) and coerced with that version's schema, which prunes
+// what it lacks; read back, defaulted with that schema, converted back and
+// coerced with s again. c.StoragePruned gets what it drops.
+func (c *Coerced) roundTrip(crd *schema.CRD, s *structuralschema.Structural, defaults bool) error {
+	gk, puf := crd.GroupKind(), crd.PreserveUnknownFields()
+	ss, err := crd.VersionSchema(c.StorageVersion)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	u := c.Object
+	apiVersion := u["apiVersion"]
+	u["apiVersion"] = gk.Group + "/" + c.StorageVersion
+	stored, err := Coerce(u, ss, gk, puf, false)
+	u["apiVersion"] = apiVersion
+	if err != nil {
+		return err
 	}
 	if defaults {
 		structuraldefaulting.Default(stored.Object, ss)
@@ -87,9 +103,33 @@ func Store(obj map[string]interface{}, crd *schema.CRD, version string, defaults
 	stored.Object["apiVersion"] = apiVersion
 	back, err := Coerce(stored.Object, s, gk, puf, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c.Object = back.Object
 	c.StoragePruned = append(append(stored.UnknownFields, stored.UnknownMetadataFields...), back.UnknownFields...)
+	return nil
+}
+
+// Rewrite is the next write of obj, an object of crd the server holds and
+// reads in version, written back unchanged (a label, a status update, any
+// write): the storage codec converts it to the storage version and prunes
+// what that version's schema lacks, for good. With conversion None, and
+// when the storage version is another: Changes(obj, c, s) then names what
+// the write drops (Reason StorageVersion) and what reading it back
+// defaults; otherwise the object is stored as it reads, nil. Status is
+// kept, as the registry keeps it on a write of the main resource.
+func Rewrite(obj map[string]interface{}, crd *schema.CRD, version string, defaults bool) (*Coerced, error) {
+	storage := crd.StorageVersion()
+	if storage == "" || storage == version || !crd.ConversionNone() {
+		return nil, nil
+	}
+	s, err := crd.ServedSchema(version)
+	if err != nil {
+		return nil, err
+	}
+	c := &Coerced{Object: runtime.DeepCopyJSON(obj), Request: obj, StorageVersion: storage}
+	if err := c.roundTrip(crd, s, defaults); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
