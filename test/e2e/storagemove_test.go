@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"testing"
 	"time"
@@ -24,6 +26,10 @@ import (
 )
 
 const storageMoveDir = "test/e2e/testdata/storagemove"
+
+// krmNextWrite is an object's result of the function for a field its next
+// write drops, as kustomize prints it.
+var krmNextWrite = regexp.MustCompile(`(?m)^\[error\] storagemove\.example\.com/v1alpha1/Widget/default/(\S+) (\S+): loses "[^"]+" when next written, stored as v1beta1`)
 
 // A CRD upgrade that moves the storage version to a version whose schema
 // lacks fields, on the test API server: check-update (live and offline)
@@ -103,6 +109,25 @@ func TestCRDUpgradeNextWriteParity(t *testing.T) {
 		}
 	}
 
+	// The KRM function in a real kustomize build: previous/ holds the old
+	// CRD, the items the new one and the objects.
+	build := t.TempDir()
+	copyFile(t, filepath.Join(storageMoveDir, "new.yaml"), filepath.Join(build, "new.yaml"))
+	copyFile(t, filepath.Join(storageMoveDir, "objects.yaml"), filepath.Join(build, "objects.yaml"))
+	copyFile(t, filepath.Join(storageMoveDir, "old.yaml"), filepath.Join(build, "previous", "old.yaml"))
+	copyFile(t, "test/e2e/testdata/oldidentity/check.yaml", filepath.Join(build, "check.yaml"))
+	if err := os.WriteFile(filepath.Join(build, "kustomization.yaml"), []byte("resources:\n- new.yaml\n- objects.yaml\ntransformers:\n- check.yaml\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := x.Run(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", build)
+	if r.Code != 1 || r.Stdout != "" {
+		t.Fatalf("kustomize build: exit %d, want 1 and nothing on stdout:\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	krmLost := map[string][]string{}
+	for _, m := range krmNextWrite.FindAllStringSubmatch(r.Stderr, -1) {
+		krmLost[m[1]] = append(krmLost[m[1]], m[2])
+	}
+
 	// The upgrade, really; v1beta1 served says it took effect.
 	crds := crdClient.ApiextensionsV1().CustomResourceDefinitions()
 	cur, err := crds.Get(ctx, oldCRD.Name(), metav1.GetOptions{})
@@ -150,6 +175,10 @@ func TestCRDUpgradeNextWriteParity(t *testing.T) {
 		}
 		if len(lost) > 0 {
 			hurt++
+		}
+		sort.Strings(krmLost[name])
+		if diff := cmp.Diff(krmLost[name], lost); diff != "" {
+			t.Errorf("%s after its next write: lost, the KRM function (-) and the server (+):\n%s", name, diff)
 		}
 	}
 	// The test data's own claim: w1 and w3 lose fields.
