@@ -1,6 +1,7 @@
 // Package builtin tells built-in Kubernetes API groups and kinds from custom
-// ones, by the types of client-go's scheme (k8s.io/api) and of
-// apiextensions-apiserver: the types of Kubernetes KubernetesVersion.
+// ones, by the types of client-go's scheme (k8s.io/api), of
+// apiextensions-apiserver and of kube-aggregator: the types a kube-apiserver
+// of Kubernetes KubernetesVersion serves.
 package builtin
 
 import (
@@ -20,17 +21,32 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/endpoints/deprecation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
 )
 
 // KubernetesVersion is the release of the built-in types (k8s.io/api
 // v0.37.x is Kubernetes 1.37); a test keeps it in step with go.mod.
 const KubernetesVersion = "1.37"
 
-// scheme holds every built-in type: client-go's, and the CRD API, which
-// every API server serves but client-go's scheme leaves out.
+// scheme holds every built-in type: those of the three servers that make a
+// kube-apiserver (cmd/kube-apiserver's CreateServerChain). Its own groups
+// (pkg/controlplane's storage providers) are all in client-go's scheme; the
+// CRD API (apiextensions-apiserver) and APIService (kube-aggregator) are
+// served by the other two, and client-go's scheme leaves them out.
+//
+// The groups of kube-apiserver's code that client-go's scheme leaves out
+// have no storage provider, so no resource, and stay out: admission.k8s.io
+// and imagepolicy.k8s.io are the bodies of webhook calls,
+// apidiscovery.k8s.io the discovery documents, abac.authorization.kubernetes.io
+// a policy file's lines. kubectl maps none of them.
 var scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, apiextensionsv1beta1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme, apiextensionsv1beta1.AddToScheme,
+		apiregistrationv1.AddToScheme, apiregistrationv1beta1.AddToScheme,
+	} {
 		if err := add(s); err != nil {
 			panic(err) // the upstream registrations conflict: a build problem, not an input one
 		}
@@ -39,8 +55,8 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 })
 
 // IsBuiltin reports whether apiVersion belongs to a built-in API group
-// (core, apps, batch, ..., apiextensions.k8s.io): such objects are not
-// custom resources.
+// (core, apps, batch, ..., apiextensions.k8s.io, apiregistration.k8s.io):
+// such objects are not custom resources.
 func IsBuiltin(apiVersion string) bool {
 	gv, err := runtimeschema.ParseGroupVersion(apiVersion)
 	if err != nil {

@@ -42,6 +42,10 @@ func TestBuiltinKinds(t *testing.T) {
 		{"wrong-group", "apiVersion: v1\nkind: Deployment\nmetadata:\n  name: x\n", false},
 		{"group-without-version", "apiVersion: apps\nkind: Deployment\nmetadata:\n  name: x\n", false},
 		{"meta-type", "apiVersion: apps/v1\nkind: ListOptions\nmetadata:\n  name: x\n", false},
+		// The aggregator's kind, which every kube-apiserver serves without a CRD.
+		{"apiservice", "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1.example.com\n", true},
+		{"apiservice-typo", "apiVersion: apiregistration.k8s.io/v1\nkind: APIServce\nmetadata:\n  name: v1.example.com\n", false},
+		{"apiservice-removed-version", "apiVersion: apiregistration.k8s.io/v1beta1\nkind: APIService\nmetadata:\n  name: v1.example.com\n", false},
 	}
 	dir := t.TempDir()
 	config := filepath.Join(dir, "check.yaml")
@@ -123,6 +127,16 @@ func TestBuiltinKinds(t *testing.T) {
 				r := x.Run("kubectl-crd", "prune", "--offline", "-f", file)
 				if !strings.Contains(r.Stderr, "Kubernetes 1.37") || !strings.Contains(r.Stderr, "checked offline") {
 					t.Errorf("prune --offline does not say where it looked:\n%s", r.Stderr)
+				}
+			} else {
+				// A built-in kind is no custom resource without its CRD.
+				for what, r := range map[string]Result{
+					"prune --offline": x.Run("kubectl-crd", "prune", "--offline", "-f", file),
+					"krm":             x.Run("kubectl-crd", "krm", config, file),
+				} {
+					if strings.Contains(r.Stdout+r.Stderr, "no CustomResourceDefinition") {
+						t.Errorf("%s: a built-in kind is reported as a custom resource without its CRD:\n%s%s", what, r.Stdout, r.Stderr)
+					}
 				}
 			}
 		})
