@@ -2,6 +2,7 @@ package crdupgrade
 
 import (
 	"fmt"
+	"strings"
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -131,9 +132,10 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*O
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	// As a cluster holds it: in its namespace.
+	// As a cluster holds it: in its namespace, when the old CRD's scope
+	// gave it one (a new scope changes none of the stored objects).
 	held := read.Object
-	if !new.ClusterScoped() {
+	if !old.ClusterScoped() {
 		held = update.InNamespace(held, namespace)
 	}
 	if errs := uv.ValidateUpdate(held, held); len(errs) > 0 {
@@ -291,6 +293,13 @@ func (t *Tally) Add(imp *ObjectImpact) []Unexplained {
 		for _, e := range errs {
 			p := fieldpath.Parse(e.Field)
 			mark(e.Field, e.Type, func(ch Change) bool {
+				switch ch.Kind {
+				case ScopeChanged:
+					// The namespace the object has, or lacks, under the other scope.
+					return e.Field == "metadata.namespace"
+				case Refused:
+					return refusedRule(ch, e)
+				}
 				// At the change's field or below it (a duplicate item of a
 				// list now a set), of a type the change can cause.
 				return ch.Severity == Invalid && within(p, ch.Path) && causes(ch, e.Type)
@@ -322,6 +331,14 @@ func causes(ch Change, errType string) bool {
 	}
 	// Types, patterns, formats, rules: the server says "Invalid value".
 	return errType == "Invalid value"
+}
+
+// refusedRule reports whether e, an object's error, is the server's for a
+// rule that does not compile, and ch the refusal of the CRD update for
+// that rule, in the same words: every object's validation fails on it.
+func refusedRule(ch Change, e prune.FieldError) bool {
+	compileErr, ok := strings.CutPrefix(e.Detail, "rule compile error: ")
+	return ok && strings.HasSuffix(ch.Path, ".rule") && strings.Contains(ch.Detail, compileErr)
 }
 
 // counted says whether a kind is about the content of objects.

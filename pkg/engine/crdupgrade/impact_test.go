@@ -77,6 +77,22 @@ func TestImpact(t *testing.T) {
 		{"rule added", one(base, ""), one(base, "x-kubernetes-validations: [{rule: 'self.size < 10'}]\n"),
 			[]string{object("a", "{size: 1}"), object("b", "{size: 20}")},
 			[]string{"RuleAdded spec: b"}, nil, []string{"b spec Invalid value"}, nil},
+		// The server refuses both scope changes; each object's namespace
+		// errors are the scope change's (one without a namespace was
+		// created in the request's).
+		{"scope Namespaced to Cluster", one(base, ""), strings.Replace(one(base, ""), "scope: Namespaced", "scope: Cluster", 1),
+			[]string{object("a", "{size: 1}"), "apiVersion: example.com/v1\nkind: Foo\nmetadata: {name: b}\nspec: {size: 2}\n"},
+			[]string{"ScopeChanged spec.scope: a, b"}, nil, nil, []string{"a metadata.namespace Forbidden", "b metadata.namespace Forbidden"}},
+		{"scope Cluster to Namespaced", strings.Replace(one(base, ""), "scope: Namespaced", "scope: Cluster", 1), one(base, ""),
+			[]string{"apiVersion: example.com/v1\nkind: Foo\nmetadata: {name: a}\nspec: {size: 1}\n"},
+			[]string{"ScopeChanged spec.scope: a"}, nil, nil, []string{"a metadata.namespace Required value"}},
+		// The rule reads a field removed: it no longer compiles, the server
+		// refuses the CRD update, and every object's validation fails on it.
+		{"rule no longer compiles", one(base, "x-kubernetes-validations: [{rule: 'self.name != \"x\"'}]\n"),
+			one("size: {type: integer}\n", "x-kubernetes-validations: [{rule: 'self.name != \"x\"'}]\n"),
+			[]string{object("a", "{size: 1, name: y}")},
+			[]string{"Refused spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: a", "FieldRemoved spec.name: a"},
+			[]string{"a spec.name UnknownField"}, []string{"a spec Invalid value"}, []string{"a spec Invalid value"}},
 		{"list type atomic to set (duplicates)", one("list: {type: array, items: {type: string}}\n", ""),
 			one("list: {type: array, x-kubernetes-list-type: set, items: {type: string}}\n", ""),
 			[]string{object("a", "{list: [p, q]}"), object("b", "{list: [x, x]}")},
