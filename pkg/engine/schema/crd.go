@@ -97,10 +97,14 @@ type CRD struct {
 	servedErr map[string]error
 
 	// validate is the server's validation that applies to the CRD as read
-	// (nil for a CRD of a cluster); invalid is its result, computed once.
-	validate    func() field.ErrorList
+	// (nil for a CRD of a cluster); invalid and warnings are its result,
+	// computed once.
+	validate    func() (field.ErrorList, []string)
 	invalidOnce sync.Once
 	invalid     field.ErrorList
+	warnings    []string
+	// legacy is a CRD read in apiextensions.k8s.io/v1beta1.
+	legacy bool
 
 	memoMu sync.Mutex
 	memo   map[string]*memoEntry
@@ -424,19 +428,26 @@ func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool
 		return nil, true, fmt.Errorf("invalid CustomResourceDefinition: %v", err)
 	}
 	c := newDecodedCRD(decoded, internal)
+	c.legacy = apiVersion != "apiextensions.k8s.io/v1"
 	switch {
 	case v == nil:
-	case apiVersion == "apiextensions.k8s.io/v1":
+	case !c.legacy:
 		// The registry validates what the decoder made of the v1 CRD:
 		// internal is that, and not needed afterwards.
-		c.validate = func() field.ErrorList { return v.ValidateDecodedCRDCreate(internal) }
+		c.validate = func() (field.ErrorList, []string) { return v.ValidateDecodedCRDCreate(internal) }
 	default:
 		// A v1beta1 CRD is validated as the v1 CRD it is served as, whose
 		// internal version is not the one of the v1beta1 document.
-		c.validate = func() field.ErrorList { return v.ValidateCRDLegacy(c.Object) }
+		c.validate = func() (field.ErrorList, []string) { return v.ValidateCRDLegacy(c.Object) }
 	}
 	return c, true, nil
 }
+
+// Legacy reports whether the CRD was read in apiextensions.k8s.io/v1beta1,
+// which no API server serves since Kubernetes 1.22: such a file cannot be
+// applied, and stands for a CRD a cluster stored before then (see
+// CRDValidator.ValidateCRDLegacy).
+func (c *CRD) Legacy() bool { return c.legacy }
 
 // Redefined reports whether crd, read after prev, is another definition of
 // the same CustomResourceDefinition name: the later one replaces the earlier.

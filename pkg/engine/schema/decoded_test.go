@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
+	"k8s.io/apimachinery/pkg/util/sets"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/hack/bench/serverpath"
@@ -76,8 +76,12 @@ func TestDecodedLikeConverted(t *testing.T) {
 			if d.Object["apiVersion"] != "apiextensions.k8s.io/v1" {
 				validate = strategy.Validators{}.ValidateCRDLegacy
 			}
-			if diff := cmp.Diff(lines(validate(decoded.Object)), lines(invalid)); diff != "" {
+			errs, warnings := validate(decoded.Object)
+			if diff := cmp.Diff(lines(errs), lines(invalid)); diff != "" {
 				t.Errorf("%s: the validation of the decoded CRD (-converted again +decoded):\n%s", where, diff)
+			}
+			if diff := cmp.Diff(sets.List(sets.New(warnings...)), sets.List(sets.New(decoded.Warnings()...))); diff != "" {
+				t.Errorf("%s: the warnings on the decoded CRD (-converted again +decoded):\n%s", where, diff)
 			}
 		}
 	}

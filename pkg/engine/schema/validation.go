@@ -6,6 +6,7 @@ import (
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -14,13 +15,15 @@ import (
 // strategy on a create, and on a rewrite of a CRD stored as
 // apiextensions.k8s.io/v1beta1. strategy.Validators is the one to use (the
 // server's registry code brings client-go and etcd, hence the interface).
+// Each returns the errors with which the server refuses the CRD, or, when
+// it accepts it, the warnings it returns with it, in its words.
 type CRDValidator interface {
-	ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList
+	ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinition) (errs field.ErrorList, warnings []string)
 	// ValidateDecodedCRDCreate is ValidateCRDCreate on the internal version
 	// the decoder made of a v1 CRD (which it may change): the same errors,
 	// without converting the CRD again.
-	ValidateDecodedCRDCreate(crd *apiextensionsinternal.CustomResourceDefinition) field.ErrorList
-	ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList
+	ValidateDecodedCRDCreate(crd *apiextensionsinternal.CustomResourceDefinition) (errs field.ErrorList, warnings []string)
+	ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinition) (errs field.ErrorList, warnings []string)
 }
 
 // InvalidError is a CustomResourceDefinition the API server refuses, with
@@ -46,14 +49,33 @@ func (e *InvalidError) Error() string {
 // accepted it. Computed once per CRD, sorted: the server walks schema
 // properties in map order, and a report must not change from run to run.
 func (c *CRD) Invalid() field.ErrorList {
+	c.validateOnce()
+	return c.invalid
+}
+
+// Warnings are what the API server warns of when it accepts a CRD read from
+// a file, in its words (unrecognized format "uint"): on a create, or for a
+// CRD in apiextensions.k8s.io/v1beta1 on the rewrite of the CRD stored
+// (Legacy). None when it refuses the CRD, nor for a CRD of a cluster.
+// Sorted, each once, as the server sends each once (in the order it walks
+// schema properties, map order).
+func (c *CRD) Warnings() []string {
+	c.validateOnce()
+	return c.warnings
+}
+
+// validateOnce runs the server's validation of the CRD, once.
+func (c *CRD) validateOnce() {
 	c.invalidOnce.Do(func() {
 		if c.validate != nil {
-			c.invalid = c.validate()
+			c.invalid, c.warnings = c.validate()
 			c.validate = nil // what it holds (the decoded CRD) is not needed again
 			sort.SliceStable(c.invalid, func(i, j int) bool { return c.invalid[i].Error() < c.invalid[j].Error() })
+			if len(c.warnings) > 0 {
+				c.warnings = sets.List(sets.New(c.warnings...).Delete(""))
+			}
 		}
 	})
-	return c.invalid
 }
 
 // InvalidErr is Invalid as an *InvalidError, nil when there is none.

@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -104,6 +106,24 @@ var validationCases = []struct {
 // status it refuses with, one "field: message" a line, sorted.
 func upstreamRefusal(t *testing.T, data string) []string {
 	t.Helper()
+	refusal, _ := upstreamWrite(t, data)
+	return refusal
+}
+
+// warningRecorder is the server's record of a request's warnings, as its
+// handler chain keeps it: each text once.
+type warningRecorder []string
+
+func (r *warningRecorder) AddWarning(agent, text string) {
+	if text != "" && !slices.Contains(*r, text) {
+		*r = append(*r, text)
+	}
+}
+
+// upstreamWrite is upstreamRefusal, also returning the warnings the
+// upstream registry records when it accepts the CRD, sorted.
+func upstreamWrite(t *testing.T, data string) (refusal, warnings []string) {
+	t.Helper()
 	crd := decodeBoth(t, []byte(data))
 	obj := &apiextensionsinternal.CustomResourceDefinition{}
 	if err := upstreamScheme.Convert(crd, obj, nil); err != nil {
@@ -111,7 +131,8 @@ func upstreamRefusal(t *testing.T, data string) []string {
 	}
 	strategy := crdregistry.NewStrategy(upstreamScheme)
 	rest.FillObjectMetaSystemFields(&obj.ObjectMeta)
-	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "")
+	recorder := new(warningRecorder)
+	ctx := warning.WithWarningRecorder(genericapirequest.WithNamespace(genericapirequest.NewContext(), ""), recorder)
 	var err error
 	if strings.HasPrefix(data, "apiVersion: apiextensions.k8s.io/v1beta1") {
 		obj.Namespace, obj.ResourceVersion = "", "1"
@@ -121,7 +142,9 @@ func upstreamRefusal(t *testing.T, data string) []string {
 		err = rest.BeforeCreate(strategy, ctx, obj)
 	}
 	if err == nil {
-		return nil
+		warnings = *recorder
+		sort.Strings(warnings)
+		return nil, warnings
 	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) || !apierrors.IsInvalid(err) {
@@ -132,7 +155,10 @@ func upstreamRefusal(t *testing.T, data string) []string {
 		out = append(out, c.Field+": "+c.Message)
 	}
 	sort.Strings(out)
-	return out
+	if len(*recorder) > 0 {
+		t.Fatalf("upstream refused the CRD, and warned of %q", *recorder)
+	}
+	return out, nil
 }
 
 func TestInvalid(t *testing.T) {
@@ -220,4 +246,88 @@ func uniq(s []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// formatSchema is a schema whose spec.count has the format given.
+func formatSchema(format string) string {
+	return `  schema:
+    openAPIV3Schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            count: {type: integer, format: ` + format + `}
+            name: {type: string, format: ` + format + `}
+`
+}
+
+// setOfObjects is a schema with a list-type set whose items are objects
+// (atomic, else the server refuses it).
+const setOfObjects = `  schema:
+    openAPIV3Schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            ports:
+              type: array
+              x-kubernetes-list-type: set
+              items: {type: object, x-kubernetes-map-type: atomic, properties: {port: {type: integer}}}
+`
+
+// The warnings the server returns when it accepts a CRD are the upstream
+// registry's (WarningsOnCreate, or WarningsOnUpdate for a v1beta1 CRD,
+// which is the rewrite of the CRD stored), in its words, each once; none
+// when it refuses the CRD, nor for a CRD of a cluster. The cases state
+// only whether there are any: the words are upstream's.
+func TestWarnings(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		crd    string
+		warned bool
+		legacy bool
+	}{
+		{"none", validationCases[0].crd, false, false},
+		{"unrecognized format", crdWith("v1", "foos.example.com", "versions:\n- name: v1\n  served: true\n  storage: true\n"+formatSchema("uint")), true, false},
+		{"two versions, the same warnings once", crdWith("v1", "foos.example.com",
+			"versions:\n- name: v1\n  served: true\n  storage: false\n"+formatSchema("uint")+"- name: v2\n  served: true\n  storage: true\n"+formatSchema("uint")+"            extra: {type: string}\n"), true, false},
+		{"list-type set of objects", crdWith("v1", "foos.example.com", "versions:\n- name: v1\n  served: true\n  storage: true\n"+setOfObjects), true, false},
+		{"refused: no warnings", crdWith("v1", "foo.example.com", "versions:\n- name: v1\n  served: true\n  storage: true\n"+formatSchema("uint")), false, false},
+		// What the stored CRD has, its rewrite ratchets.
+		{"v1beta1: the rewrite of the stored CRD", crdWith("v1beta1", "foos.example.com", "version: v1\nvalidation:\n"+strings.TrimPrefix(formatSchema("uint"), "  schema:\n")), false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var obj map[string]interface{}
+			if err := sigsyaml.Unmarshal([]byte(tt.crd), &obj); err != nil {
+				t.Fatal(err)
+			}
+			refusal, want := upstreamWrite(t, tt.crd)
+			if (len(want) > 0) != tt.warned {
+				t.Fatalf("upstream warns of %q (refuses with %q), the case says warned: %v", want, refusal, tt.warned)
+			}
+			c, _, err := schema.DecodeObject(obj, strategy.Validators{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, c.Warnings()); diff != "" {
+				t.Errorf("Warnings() (-upstream +got):\n%s", diff)
+			}
+			if c.Legacy() != tt.legacy {
+				t.Errorf("Legacy() = %v", c.Legacy())
+			}
+			// Without the server's validation, and for a CRD of a cluster: none.
+			c, _, err = schema.DecodeObject(obj, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := c.Warnings(); w != nil {
+				t.Errorf("without a validator: Warnings() = %q", w)
+			}
+			if w := schema.NewCRD(c.Object).Warnings(); w != nil {
+				t.Errorf("of a cluster: Warnings() = %q", w)
+			}
+		})
+	}
 }

@@ -57,11 +57,15 @@ func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsin
 // steps of the generic registry's create (system metadata, generated name,
 // namespace of a cluster-scoped kind), then the CRD strategy's
 // PrepareForCreate and the create validation (ValidateCustomResourceDefinition
-// and the common metadata checks), all upstream code.
-func (v Validators) ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+// and the common metadata checks), all upstream code. When it accepts the
+// CRD, warnings are those the server returns with it (the strategy's
+// WarningsOnCreate: an unrecognized format, a list-type set of objects), in
+// its words, as kubectl prints them after "Warning: "; a refused create
+// returns none, as the server's does.
+func (v Validators) ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinition) (errs field.ErrorList, warnings []string) {
 	obj, err := toInternal(crd)
 	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
+		return field.ErrorList{field.InternalError(nil, err)}, nil
 	}
 	return v.ValidateDecodedCRDCreate(obj)
 }
@@ -69,7 +73,7 @@ func (v Validators) ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinit
 // ValidateDecodedCRDCreate is ValidateCRDCreate on the internal version the
 // server's decoder makes of a v1 CRD, as the registry gets it; it changes
 // obj as the create's steps do.
-func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomResourceDefinition) field.ErrorList {
+func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomResourceDefinition) (errs field.ErrorList, warnings []string) {
 	ctx := requestContext("create", "")
 	rest.FillObjectMetaSystemFields(&obj.ObjectMeta)
 	if obj.GenerateName != "" && obj.Name == "" {
@@ -77,10 +81,14 @@ func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomReso
 	}
 	// The kind is cluster-scoped: this clears metadata.namespace, it never fails.
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope("", crdStrategy.NamespaceScoped()), &obj.ObjectMeta); err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}
+		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}, nil
 	}
 	crdStrategy.PrepareForCreate(ctx, obj)
-	return rest.ValidateCreate(ctx, obj, crdStrategy)
+	if errs := rest.ValidateCreate(ctx, obj, crdStrategy); len(errs) > 0 {
+		return errs, nil
+	}
+	// As rest.BeforeCreate: the warnings once the create is valid.
+	return nil, crdStrategy.WarningsOnCreate(ctx, obj)
 }
 
 // ValidateCRDLegacy returns the errors with which the API server refuses a
@@ -99,11 +107,13 @@ func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomReso
 // NonStructuralSchema condition does, while what no server ever stored (no
 // storage version or two, no versions, bad spec.names, a CEL rule that does
 // not compile) is refused. The create-only rule that metadata.name is
-// plural.group is not part of an update and so is not checked.
-func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+// plural.group is not part of an update and so is not checked. The
+// warnings are the update's (WarningsOnUpdate), which ratchets what the
+// stored CRD already has: a rewrite of it unchanged has none.
+func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinition) (errs field.ErrorList, warnings []string) {
 	stored, err := toInternal(crd)
 	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
+		return field.ErrorList{field.InternalError(nil, err)}, nil
 	}
 	rest.FillObjectMetaSystemFields(&stored.ObjectMeta)
 	// As stored: without namespace (the kind is cluster-scoped), with a
@@ -113,7 +123,11 @@ func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinitio
 	crdStrategy.PrepareForCreate(ctx, stored)
 	obj := stored.DeepCopy()
 	crdStrategy.PrepareForUpdate(ctx, obj, stored)
-	return rest.ValidateUpdate(ctx, obj, stored, crdStrategy)
+	if errs := rest.ValidateUpdate(ctx, obj, stored, crdStrategy); len(errs) > 0 {
+		return errs, nil
+	}
+	// As rest.BeforeUpdate: the warnings once the update is valid.
+	return nil, crdStrategy.WarningsOnUpdate(ctx, obj, stored)
 }
 
 // ValidateCRDUpdate returns the errors with which the API server refuses to

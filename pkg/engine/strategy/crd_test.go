@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -186,3 +187,45 @@ func mustYAML(t *testing.T, doc string) map[string]interface{} {
 	}
 	return raw
 }
+
+// The warnings of ValidateCRDCreate are those the upstream registry's own
+// create (rest.BeforeCreate with the CRD strategy) records, in its words.
+func TestValidateCRDCreateWarnings(t *testing.T) {
+	const uintFormat = "  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {n: {type: integer, format: uint}}}}}}}\n"
+	for _, tc := range []struct {
+		name     string
+		versions string
+		warned   bool
+	}{
+		{"none", v1Storage, false},
+		{"unrecognized format", uintFormat, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			crd := updateCRD(t, "Namespaced", tc.versions, "")
+			errs, got := Validators{}.ValidateCRDCreate(crd)
+			if len(errs) > 0 {
+				t.Fatalf("refused: %v", errs)
+			}
+			obj, err := toInternal(crd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest.FillObjectMetaSystemFields(&obj.ObjectMeta)
+			recorder := new(recordedWarnings)
+			if err := rest.BeforeCreate(crdregistry.NewStrategy(scheme), warning.WithWarningRecorder(requestContext("create", ""), recorder), obj); err != nil {
+				t.Fatalf("upstream: %v", err)
+			}
+			if diff := cmp.Diff([]string(*recorder), got); diff != "" {
+				t.Errorf("warnings (-upstream +got):\n%s", diff)
+			}
+			if (len(got) > 0) != tc.warned {
+				t.Errorf("warnings %q, want some: %v", got, tc.warned)
+			}
+		})
+	}
+}
+
+// recordedWarnings is the server's record of a request's warnings.
+type recordedWarnings []string
+
+func (r *recordedWarnings) AddWarning(agent, text string) { *r = append(*r, text) }
