@@ -63,8 +63,10 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
                           enforces, as kubectl crd lower-mutability does
   failOn: [NonStructural, Update, Invalid, Breaking, DataLoss]
                           findings that are errors: Prune, NonStructural, Update, MissingCRD,
-                          Invalid (an object the server's validation refuses on create), and
-                          of a CRD upgrade Breaking, DataLoss, CRDChange (a compatible change)
+                          Invalid (an object the server's validation refuses on create),
+                          CRDWarning (what the server warns of a CRD, an apiVersion it does
+                          not serve), and of a CRD upgrade Breaking, DataLoss, CRDChange (a
+                          compatible change)
   loadRestrictor: LoadRestrictionsRootOnly
                           as kustomize's --load-restrictor: crdPaths and previous must stay
                           in the working directory (symbolic links resolved); LoadRestrictionsNone

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -27,10 +28,12 @@ const (
 	Update        Check = "Update"        // the server or a mutability marker would refuse the update
 	MissingCRD    Check = "MissingCRD"    // no CRD is known for the kind: not checked
 	Invalid       Check = "Invalid"       // the server's validation would refuse the create
+	// CRDWarning: the server would warn of a CRD it accepts, or no server serves its apiVersion.
+	CRDWarning Check = "CRDWarning"
 )
 
 // Checks are every check, in the order their names are listed.
-var Checks = []Check{Prune, NonStructural, Update, MissingCRD, Invalid, Breaking, DataLoss, CRDChange}
+var Checks = []Check{Prune, NonStructural, Update, MissingCRD, Invalid, Breaking, DataLoss, CRDChange, CRDWarning}
 
 // Severity says whether a finding fails a run.
 type Severity string
@@ -130,6 +133,46 @@ func FromMarker(crdName string, e *field.Error) Finding {
 	return Finding{
 		Check: Update, Path: e.Field, Severity: Warning,
 		Message: fmt.Sprintf("CustomResourceDefinition %s: misplaced mutability marker, not enforced: %s", crdName, e.ErrorBody()),
+	}
+}
+
+// OfCRD are the warnings about a CRD read from a file: its apiVersion, if
+// no server serves it (LegacyCRD), then what the server warns of when it
+// accepts the CRD (FromCRDWarning). A check of CRDs as written adds its
+// findings here, and every front end shows them.
+func OfCRD(crd *schema.CRD) []Finding {
+	var out []Finding
+	if crd.Legacy() {
+		out = append(out, LegacyCRD(crd.Name()))
+	}
+	for _, w := range crd.Warnings() {
+		out = append(out, FromCRDWarning(w))
+	}
+	return out
+}
+
+// FromCRDWarning is a warning the API server returns when it accepts a
+// CRD: in its words, as kubectl prints them after "Warning: ".
+func FromCRDWarning(warning string) Finding {
+	return Finding{Check: CRDWarning, Severity: Warning, Message: warning}
+}
+
+// ReasonLegacyAPIVersion is the Reason of LegacyCRD.
+const ReasonLegacyAPIVersion = "LegacyAPIVersion"
+
+// LegacyCRD is a CRD written in apiextensions.k8s.io/v1beta1, which no API
+// server serves since Kubernetes 1.22: the file cannot be applied. It is
+// checked as the CRD a cluster stored before then still is (as the server
+// would validate its rewrite), and so only warned of here.
+func LegacyCRD(crdName string) Finding {
+	return Finding{
+		Check: CRDWarning, Reason: ReasonLegacyAPIVersion, Severity: Warning,
+		Message: "apiextensions.k8s.io/v1beta1 is served by no API server since Kubernetes 1.22, so this file cannot be applied: " +
+			"it is checked as a CRD a cluster stored before then. Write it in apiextensions.k8s.io/v1 " +
+			"(a cluster that holds it gives it so: kubectl get crd " + crdName + " -o yaml), with a structural schema per version " +
+			"in spec.versions[*].schema.openAPIV3Schema, x-kubernetes-preserve-unknown-fields: true in the schema " +
+			"instead of spec.preserveUnknownFields: true, spec.scope set, and subresources and additionalPrinterColumns " +
+			"(jsonPath) per version",
 	}
 }
 

@@ -1,12 +1,17 @@
 package finding
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -40,6 +45,8 @@ func TestConversions(t *testing.T) {
 			Finding{Check: CRDChange, Reason: "VersionAdded", Path: "spec.versions[v2]", Version: "v2", Severity: Info, Message: "version v2 added"}},
 		{FromCRDChange(crdupgrade.Change{Kind: crdupgrade.Refused, Severity: crdupgrade.Breaking, Path: "spec.scope", Detail: `Invalid value: "Cluster": field is immutable`}),
 			Finding{Check: Breaking, Reason: "Refused", Path: "spec.scope", Severity: Error, Message: `the server would refuse the CRD update: spec.scope: Invalid value: "Cluster": field is immutable`}},
+		{FromCRDWarning(`unrecognized format "uint"`),
+			Finding{Check: CRDWarning, Severity: Warning, Message: `unrecognized format "uint"`}},
 		{NoCRD(prune.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget"}),
 			Finding{Check: MissingCRD, Severity: Warning, Message: "no CustomResourceDefinition for example.com/v1, kind Widget"}},
 	} {
@@ -77,6 +84,58 @@ func TestObjectsHurt(t *testing.T) {
 	} {
 		if got := ObjectsHurt(tc.a, tc.checked); got != tc.want {
 			t.Errorf("ObjectsHurt(%s, %d objects, %d checked) = %q, want %q", tc.a.Change.Kind, len(tc.a.Objects), tc.checked, got, tc.want)
+		}
+	}
+}
+
+// fakeCRDValidator accepts every CRD, with the warnings given.
+type fakeCRDValidator []string
+
+func (v fakeCRDValidator) ValidateCRDCreate(*apiextensionsv1.CustomResourceDefinition) (field.ErrorList, []string) {
+	return nil, v
+}
+
+func (v fakeCRDValidator) ValidateDecodedCRDCreate(*apiextensionsinternal.CustomResourceDefinition) (field.ErrorList, []string) {
+	return nil, v
+}
+
+func (v fakeCRDValidator) ValidateCRDLegacy(*apiextensionsv1.CustomResourceDefinition) (field.ErrorList, []string) {
+	return nil, v
+}
+
+// The warnings about a CRD as read: that no server serves
+// apiextensions.k8s.io/v1beta1, then the server's, in its words.
+func TestOfCRD(t *testing.T) {
+	for _, tc := range []struct {
+		apiVersion string
+		warnings   []string
+		want       []Finding
+	}{
+		{"apiextensions.k8s.io/v1", nil, nil},
+		{"apiextensions.k8s.io/v1", []string{`unrecognized format "uint"`}, []Finding{{Check: CRDWarning, Severity: Warning, Message: `unrecognized format "uint"`}}},
+		{"apiextensions.k8s.io/v1beta1", []string{"w"}, []Finding{LegacyCRD("foos.example.com"), {Check: CRDWarning, Severity: Warning, Message: "w"}}},
+	} {
+		obj := map[string]interface{}{
+			"apiVersion": tc.apiVersion, "kind": "CustomResourceDefinition",
+			"metadata": map[string]interface{}{"name": "foos.example.com"},
+			"spec": map[string]interface{}{
+				"group": "example.com", "scope": "Namespaced",
+				"names":    map[string]interface{}{"plural": "foos", "kind": "Foo"},
+				"versions": []interface{}{map[string]interface{}{"name": "v1", "served": true, "storage": true}},
+			},
+		}
+		crd, _, err := schema.DecodeObject(obj, fakeCRDValidator(tc.warnings))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, OfCRD(crd)); diff != "" {
+			t.Errorf("%s: OfCRD (-want +got):\n%s", tc.apiVersion, diff)
+		}
+	}
+	legacy := LegacyCRD("foos.example.com")
+	for _, words := range []string{"no API server since Kubernetes 1.22", "cannot be applied", "apiextensions.k8s.io/v1 ", "kubectl get crd foos.example.com -o yaml", "structural"} {
+		if !strings.Contains(legacy.Message, words) {
+			t.Errorf("LegacyCRD does not say %q: %s", words, legacy.Message)
 		}
 	}
 }
