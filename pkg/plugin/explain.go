@@ -16,7 +16,9 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -130,9 +132,19 @@ type crdReport struct {
 	Mutability []violation `json:"mutability,omitempty"`
 	// LowerError says why lower-mutability cannot lower the CRD's markers.
 	LowerError string `json:"lowerError,omitempty"`
+	// Warnings are about a CRD from a file the server accepts: what it
+	// warns of, in its words, and an apiVersion no server serves.
+	Warnings []crdWarning `json:"warnings,omitempty"`
 	// ServerCondition is the cluster's NonStructuralSchema condition, when it has set one.
 	ServerCondition *serverCondition `json:"serverCondition,omitempty"`
 	Versions        []versionReport  `json:"versions"`
+}
+
+// crdWarning is a finding.CRDWarning: Reason LegacyAPIVersion for a CRD in
+// apiextensions.k8s.io/v1beta1, none for the server's own words.
+type crdWarning struct {
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message"`
 }
 
 type serverCondition struct {
@@ -196,6 +208,10 @@ func (o *ExplainStructuralOptions) Run(ctx context.Context) error {
 			r.Mutability = append(r.Mutability, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
 		}
 		r.Source = &src
+		for _, f := range finding.OfCRD(c) {
+			r.Warnings = append(r.Warnings, crdWarning{Reason: f.Reason, Message: f.Message})
+			fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, src)
+		}
 		addMutability(&r, d.Object)
 		report.CRDs = append(report.CRDs, r)
 	}
@@ -322,6 +338,11 @@ func printStructuralText(w io.Writer, report structuralReport) {
 				conj = ", and"
 			}
 			verdict += fmt.Sprintf("%s the API server refuses it (%s)", conj, plural(len(r.Invalid), "error"))
+		}
+		for _, w := range r.Warnings {
+			if w.Reason == finding.ReasonLegacyAPIVersion {
+				verdict += ", in apiextensions.k8s.io/v1beta1, which no API server serves since Kubernetes 1.22"
+			}
 		}
 		where := r.Cluster
 		if r.Source != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -117,10 +118,15 @@ func (o *LowerMutabilityOptions) Run() error {
 
 // lower edits one document when it is a CRD with markers.
 func (o *LowerMutabilityOptions) lower(d *document.Document) error {
-	if _, ok, err := schema.FromObject(d.Object, strategy.Validators{}); err != nil {
+	crd, ok, err := schema.FromObject(d.Object, strategy.Validators{})
+	if err != nil {
 		return &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
-	} else if !ok {
+	}
+	if !ok {
 		return nil
+	}
+	for _, f := range finding.OfCRD(crd) {
+		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, d.Source)
 	}
 	res, err := lower.CRD(d.Object, strategy.Validators{})
 	var cost *lower.CostError
