@@ -110,17 +110,15 @@ func wrapWrite(name string, err error) error {
 func writeAtomic(name string, old fs.FileInfo, fill func(io.Writer) error) (err error) {
 	// Errors name the file the user named, not the temporary one.
 	defer func() { err = named(err, name) }()
-	tmp, err := createTemp(filepath.Dir(name))
+	tmp, err := createTemp(filepath.Dir(name), "")
 	if err != nil {
 		return err
 	}
-	stop := removeOnSignal(tmp.Name())
 	defer func() {
 		if err != nil {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			removeTemp(tmp.Name())
 		}
-		stop()
 	}()
 	if old != nil {
 		// Chmod is not subject to the umask: the mode is the old file's.
@@ -138,18 +136,13 @@ func writeAtomic(name string, old fs.FileInfo, fill func(io.Writer) error) (err 
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	cleanup.Lock()
-	err = os.Rename(tmp.Name(), name)
-	cleanup.Unlock()
-	if err != nil {
+	if err := renameTemp(tmp.Name(), name); err != nil {
 		return err
 	}
 	syncDir(filepath.Dir(name))
 	return nil
 }
 
-// createTemp creates an empty file of a new name in dir with 0666 minus
-// the umask, the mode os.Create gives (os.CreateTemp gives 0600).
 // named is err about the file name rather than its temporary file.
 func named(err error, name string) error {
 	var pe *fs.PathError
@@ -163,20 +156,56 @@ func named(err error, name string) error {
 	return err
 }
 
-func createTemp(dir string) (*os.File, error) {
+// createTemp creates an empty file of a new name in dir with 0666 minus
+// the umask, the mode os.Create gives (os.CreateTemp gives 0600), and
+// registers it, to be removed on SIGINT or SIGTERM until renameTemp or
+// removeTemp. Creating and registering are one step under temps' lock: a
+// signal finds the file registered, or stops it from being created.
+func createTemp(dir, prefix string) (*os.File, error) {
+	temps.Lock()
+	defer temps.Unlock()
+	temps.watch.Do(watchSignals)
 	for range 100 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return nil, err
 		}
-		name := filepath.Join(dir, TempPrefix+hex.EncodeToString(b[:]))
+		name := filepath.Join(dir, TempPrefix+prefix+hex.EncodeToString(b[:]))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
+		if err == nil {
+			temps.names[name] = true
+		}
 		return f, err
 	}
 	return nil, fmt.Errorf("create a temporary file in %s: too many attempts", dir)
+}
+
+// renameTemp renames a temporary file over name; a signal handler then has
+// nothing left to remove.
+func renameTemp(tmp, name string) error {
+	temps.Lock()
+	defer temps.Unlock()
+	err := os.Rename(tmp, name)
+	if err == nil {
+		delete(temps.names, tmp)
+	}
+	return err
+}
+
+// removeTemp removes a temporary file; one that cannot be removed yet (an
+// open file elsewhere than on Unix) stays registered.
+func removeTemp(tmp string) error {
+	temps.Lock()
+	defer temps.Unlock()
+	err := os.Remove(tmp)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		delete(temps.names, tmp)
+		return nil
+	}
+	return err
 }
 
 // syncDir makes the rename durable; a file system that cannot sync a
@@ -188,33 +217,36 @@ func syncDir(dir string) {
 	}
 }
 
-// cleanup guards the removal of a temporary file by the signal handler
-// against the rename: one of them happens, not both.
-var cleanup sync.Mutex
+// temps are the temporary files that exist, for the signal handler to
+// remove. One handler for the process, installed with the first temporary
+// file and never stopped: a handler per write, stopped when the write
+// ended, could take a signal late, after the next write had begun, and
+// race with that write's handler (a temporary file left, or the process
+// hung, sending itself a signal that the next handler caught).
+var temps = struct {
+	sync.Mutex
+	names map[string]bool
+	watch sync.Once
+}{names: map[string]bool{}}
 
-// removeOnSignal removes tmp if SIGINT or SIGTERM arrives before stop is
-// called, then dies of the same signal, so that the exit status is the one
-// the signal gives (130, 143 in a shell). A signal the process ignores
-// (nohup, a background job) stays ignored.
-func removeOnSignal(tmp string) (stop func()) {
+// watchSignals removes every temporary file on SIGINT or SIGTERM, then dies
+// of the same signal, so that the exit status is the one the signal gives
+// (130, 143 in a shell). It keeps temps locked: no temporary file is
+// created or renamed after it. A signal the process ignores (nohup, a
+// background job) stays ignored. Called with temps locked.
+func watchSignals() {
 	sigs := make(chan os.Signal, 1)
-	done := make(chan struct{})
 	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		if !signal.Ignored(s) {
 			signal.Notify(sigs, s)
 		}
 	}
 	go func() {
-		select {
-		case sig := <-sigs:
-			cleanup.Lock()
-			os.Remove(tmp)
-			dieOf(sig)
-		case <-done:
+		sig := <-sigs
+		temps.Lock()
+		for name := range temps.names {
+			os.Remove(name)
 		}
+		dieOf(sig)
 	}()
-	return func() {
-		signal.Stop(sigs)
-		close(done)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,7 +281,21 @@ func TestMissingDirectory(t *testing.T) {
 // TestSignalRemovesTemp to interrupt.
 const helperEnv = "SAFEWRITE_TEST_BLOCKING_WRITE"
 
+// manyEnv makes the test binary a writer of many files one after another,
+// for TestSignalDuringManyWrites: the files of the directory it names, each
+// rewritten until it is killed.
+const manyEnv = "SAFEWRITE_TEST_MANY_WRITES"
+
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(manyEnv); dir != "" {
+		os.Stdout.WriteString("writing\n")
+		for i := 0; ; i++ {
+			if err := WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i%50)), []byte("new\n")); err != nil {
+				os.Stderr.WriteString(err.Error())
+				os.Exit(1)
+			}
+		}
+	}
 	if name := os.Getenv(helperEnv); name != "" {
 		err := Write(name, func(w io.Writer) error {
 			if _, err := w.Write([]byte("half")); err != nil {
@@ -338,6 +353,58 @@ func TestSignalRemovesTemp(t *testing.T) {
 				t.Errorf("the file was changed: %q", got)
 			}
 		})
+	}
+}
+
+// TestSignalDuringManyWrites: a signal at any point of a run of writes, one
+// file after another, leaves no temporary file and kills the process.
+// Temporary files were left, and the process sometimes hung: a signal
+// caught by the handler of one write, just as that write ended, raced with
+// the next write's: the next temporary file was created before a handler
+// was in place, or the process sent itself the signal while the next
+// write's handler took it.
+func TestSignalDuringManyWrites(t *testing.T) {
+	runs := 40
+	if testing.Short() {
+		runs = 10
+	}
+	for run := range runs {
+		sig := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT}[run%2]
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), manyEnv+"="+dir)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "writing\n" {
+			cmd.Process.Kill()
+			t.Fatalf("helper said %q: %v", line, err)
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(20 * time.Millisecond))))
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("run %d: the writer did not end within 10s of %v", run, sig)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("run %d: helper: %v", run, err)
+		}
+		if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != sig {
+			t.Errorf("run %d: helper ended with %v, want killed by %v", run, ws, sig)
+		}
+		noTemp(t, dir)
 	}
 }
 

@@ -13,19 +13,17 @@ import (
 type Spool struct {
 	*os.File
 	name string // until removed
-	stop func()
 }
 
 // NewSpool creates a spool in the system's temporary directory.
 func NewSpool() (*Spool, error) {
-	f, err := os.CreateTemp("", TempPrefix+"spool-")
+	f, err := createTemp(os.TempDir(), "spool-")
 	if err != nil {
 		return nil, err
 	}
 	s := &Spool{File: f}
-	if err := os.Remove(f.Name()); err != nil {
-		s.name = f.Name()
-		s.stop = removeOnSignal(s.name)
+	if err := removeTemp(f.Name()); err != nil {
+		s.name = f.Name() // removed on Close, or on a signal
 	}
 	return s, nil
 }
@@ -40,8 +38,7 @@ func (s *Spool) Rewind() error {
 func (s *Spool) Close() error {
 	err := s.File.Close()
 	if s.name != "" {
-		s.stop()
-		os.Remove(s.name)
+		removeTemp(s.name)
 		s.name = ""
 	}
 	return err
