@@ -53,6 +53,7 @@ const (
 	FindingBreaking      = string(finding.Breaking)
 	FindingDataLoss      = string(finding.DataLoss)
 	FindingCRDChange     = string(finding.CRDChange)
+	FindingCRDWarning    = string(finding.CRDWarning)
 )
 
 // DefaultFailOn are the findings that are errors when failOn is not set:
@@ -172,7 +173,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 				}
 			}
 			return nil
-		}, prepareCRD(cat), func(_ *document.Document, p *catalog.PreparedCRD) error {
+		}, prepareCRD(cat, false), func(_ *document.Document, p *catalog.PreparedCRD) error {
 			return c.addCRD(cat, p)
 		})
 		if err != nil {
@@ -211,7 +212,9 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		prepared []*catalog.PreparedCRD
 		err      error
 	}
-	prepare := prepareCRD(cat)
+	// A CRD of the items replaces its version of previous: when there is one,
+	// the server's verdict on it is its CRD update validation's (Upgrades).
+	prepare := prepareCRD(cat, true)
 	var documents []int // the items read as documents here
 	// The items that hold CRDs only, as read: they pass through unchanged,
 	// and need not be read again below unless their markers are lowered.
@@ -373,11 +376,15 @@ func readItem(item *yaml.RNode, i int) (*document.Document, error) {
 }
 
 // prepareCRD is catalog.PrepareCRD of the documents that are CRDs (nil for
-// the others), for any goroutine.
-func prepareCRD(cat *catalog.Catalog) func(*document.Document) *catalog.PreparedCRD {
+// the others), for any goroutine; replaces: PrepareReplacement, for CRDs
+// about to replace their previous version.
+func prepareCRD(cat *catalog.Catalog, replaces bool) func(*document.Document) *catalog.PreparedCRD {
 	return func(d *document.Document) *catalog.PreparedCRD {
 		if ref := prune.Ref(d.Object); !schema.IsCRD(ref.APIVersion, ref.Kind) {
 			return nil
+		}
+		if replaces {
+			return cat.PrepareReplacement(d)
 		}
 		return cat.PrepareCRD(d)
 	}
@@ -397,7 +404,8 @@ func (c *CRDCheck) addCRD(cat *catalog.Catalog, p *catalog.PreparedCRD) error {
 	d := p.Document()
 	ref := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: crd.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: crd.Name()}}
 	for _, f := range findings {
-		if f.Reason == finding.ReasonRedefined {
+		// Their words do not name the CRD: the server's warnings, defined twice.
+		if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
 			f.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", crd.Name(), f.Message)
 		}
 		c.result(f, ref, &framework.File{Path: d.Source.File})

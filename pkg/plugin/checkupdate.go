@@ -38,7 +38,7 @@ type CheckUpdateOptions struct {
 func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags),
 		outputFlags: newOutputFlags("output format: text or json", "text", "json"),
-		inputs: inputFlags{usage: inputUsage{
+		inputs: inputFlags{replaces: true, usage: inputUsage{
 			Filename:  "files or directories with the new objects or CRDs, - for stdin (repeatable)",
 			Old:       "files or directories with the old objects and CRDs (default: read them from the cluster)",
 			Recursive: "read directories recursively",
@@ -259,6 +259,10 @@ func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck)
 	}
 	var err error
 	if u.upgrades, err = o.catalog.Upgrades(ctx, u.names); err != nil {
+		var ie *document.InputError
+		if errors.As(err, &ie) {
+			return inputError(err) // a new CRD a create of would be refused
+		}
 		return err
 	}
 	for _, name := range u.newCRDsWithoutOld() {

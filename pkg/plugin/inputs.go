@@ -26,6 +26,9 @@ type inputFlags struct {
 	Recursive bool
 
 	usage inputUsage
+	// replaces: the CRDs of -f replace the versions before them
+	// (check-update's CRD upgrades), read by catalog.PrepareReplacement.
+	replaces bool
 }
 
 // inputUsage are the help texts of a command's input flags: each command
@@ -201,7 +204,8 @@ func readFile(name string) ([]*document.Document, error) {
 // read: a later one replaces an earlier one of the same group and kind. A
 // CRD defined twice, differently, is a warning naming both sources and the
 // one used. A CRD the server would refuse is an error: the first one is
-// kept, and no CRD is added after it.
+// kept, and no CRD is added after it. (Of a CRD about to replace another,
+// the server's verdict is catalog.Upgrades'.)
 //
 // The costly part, decoding and the server's validation of each CRD
 // (catalog.PrepareCRD), runs on other goroutines while the inputs are read,
@@ -218,7 +222,9 @@ type crdAdder struct {
 	slots   chan struct{}
 }
 
-func (a *crdAdder) add(d *document.Document) {
+// add adds d when it is a CRD; replaces: one about to replace the version
+// before it (catalog.PrepareReplacement).
+func (a *crdAdder) add(d *document.Document, replaces bool) {
 	if a.err != nil {
 		return
 	}
@@ -233,7 +239,11 @@ func (a *crdAdder) add(d *document.Document) {
 	a.pending = append(a.pending, ready)
 	a.slots <- struct{}{}
 	go func() {
-		ready <- a.cat.PrepareCRD(d)
+		if replaces {
+			ready <- a.cat.PrepareReplacement(d)
+		} else {
+			ready <- a.cat.PrepareCRD(d)
+		}
 		<-a.slots
 	}()
 	a.collect(false)
@@ -260,7 +270,9 @@ func (a *crdAdder) collect(wait bool) {
 			return
 		}
 		for _, f := range findings {
-			if f.Reason == finding.ReasonRedefined {
+			// Defined twice, and what the server warns of (CRDWarning):
+			// warnings about the inputs, as kubectl prints the server's.
+			if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
 				d := p.Document()
 				a.twice = append(a.twice, inputWarning{Object: prune.Ref(d.Object), Source: d.Source, Message: f.Message})
 			}

@@ -42,6 +42,8 @@ type objectStream struct {
 	keeping  bool
 
 	crds crdAdder
+	// replaces: the CRDs of -f replace the versions before them (inputFlags).
+	replaces bool
 }
 
 // keepBytes is how much document text the first pass keeps for the second
@@ -77,7 +79,7 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	s := &objectStream{keeping: true, crds: crdAdder{cat: cat}}
+	s := &objectStream{keeping: true, crds: crdAdder{cat: cat}, replaces: f.replaces}
 	for _, src := range f.sources(&inputDocs{}) {
 		for _, name := range src.names {
 			files := []string{"-"}
@@ -146,7 +148,7 @@ func (s *objectStream) scanDocument(d *document.Document, flag string, visit fun
 			}
 			continue
 		}
-		s.crds.add(o)
+		s.crds.add(o, objects && s.replaces)
 		if !objects {
 			continue
 		}

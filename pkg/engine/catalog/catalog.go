@@ -102,6 +102,9 @@ type added struct {
 	source document.Source
 	// markers are those of the document as written, which the server drops.
 	markers map[string]*update.Schema
+	// invalid is the create validation's refusal of a CRD PrepareReplacement
+	// read: Upgrades decides on it.
+	invalid error
 }
 
 // New returns an empty catalog.
@@ -138,6 +141,10 @@ type PreparedCRD struct {
 	violations field.ErrorList
 	markers    map[string]*update.Schema
 	markerErrs field.ErrorList
+	// invalid is the server's create validation refusing the CRD, an
+	// *document.InputError; replaces: PrepareReplacement prepared it.
+	invalid  error
+	replaces bool
 }
 
 // PrepareCRD does the costly part of AddCRD, which does not touch the
@@ -148,13 +155,16 @@ type PreparedCRD struct {
 // in the order of the inputs.
 func (c *Catalog) PrepareCRD(d *document.Document) *PreparedCRD {
 	p := &PreparedCRD{doc: d}
-	crd, ok, err := schema.FromObject(d.Object, c.opts.Server)
+	crd, ok, err := schema.DecodeObject(d.Object, c.opts.Server)
 	if err != nil {
 		p.err = &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 		return p
 	}
 	if !ok {
 		return p
+	}
+	if err := crd.InvalidErr(); err != nil {
+		p.invalid = &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}
 	p.crd, p.violations = crd, crd.Violations()
 	// The mutability markers, which the server drops, from the CRD as written.
@@ -165,16 +175,24 @@ func (c *Catalog) PrepareCRD(d *document.Document) *PreparedCRD {
 // Document is the document prepared.
 func (p *PreparedCRD) Document() *document.Document { return p.doc }
 
-// AddPrepared is AddCRD of a document PrepareCRD read.
+// AddPrepared is AddCRD of a document PrepareCRD read (or
+// PrepareReplacement: then Upgrades decides whether the server refuses it).
 func (c *Catalog) AddPrepared(p *PreparedCRD) (crd *schema.CRD, findings []finding.Finding, err error) {
 	if p.err != nil || p.crd == nil {
 		return nil, nil, p.err
+	}
+	if p.invalid != nil && !p.replaces {
+		return nil, nil, p.invalid
 	}
 	crd, d := p.crd, p.doc
 	if prev, ok := c.byName[crd.Name()]; ok && schema.Redefined(prev.crd, crd) {
 		findings = append(findings, finding.Redefined(prev.source.String(), d.Source.String()))
 	}
-	c.byName[crd.Name()] = added{crd, d.Source, p.markers}
+	// The server's warnings on a create of the CRD; those of the update
+	// of a version before it (PrepareReplacement) leave out what that
+	// version had, which a new cluster would warn of all the same.
+	findings = append(findings, finding.OfCRD(crd)...)
+	c.byName[crd.Name()] = added{crd, d.Source, p.markers, p.invalid}
 	c.reg.Add(crd)
 	for _, e := range p.violations {
 		findings = append(findings, finding.FromStructural(crd.Name(), e))

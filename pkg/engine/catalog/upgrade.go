@@ -30,6 +30,23 @@ func (c *Catalog) AddPreviousCRD(d *document.Document) (ok bool, err error) {
 	return true, nil
 }
 
+// PrepareReplacement is PrepareCRD of a CRD about to replace the version
+// before it (check-update's -f, the function's items), which Upgrades
+// compares with that version. The server validates a CRD that replaces
+// another with its update validation, not its create one: the update
+// ratchets what the old CRD already has (the cost of its unchanged CEL
+// rules), and refuses what the create does not (a scope change). So a
+// CRD the create validation refuses is added all the same, and Upgrades
+// gives the verdict: with an old version, the update validation's
+// (Refused changes); without one, the create's, an *document.InputError.
+// A CRD without a name replaces none: it is refused at once, as by
+// PrepareCRD.
+func (c *Catalog) PrepareReplacement(d *document.Document) *PreparedCRD {
+	p := c.PrepareCRD(d)
+	p.replaces = p.crd != nil && p.crd.Name() != ""
+	return p
+}
+
 // previousCRD is a CRD added by AddPreviousCRD, with its source.
 type previousCRD struct {
 	crd    crdupgrade.CRD
@@ -57,7 +74,9 @@ type Upgrade struct {
 // AddPreviousCRD, else (with OldFromCluster) the cluster's. An added CRD
 // without one is new: no upgrade. By CRD name. Call it once every CRD is
 // added; UpgradeImpact then finds the upgrade of an object's kind. An
-// error is the cluster's.
+// error is the cluster's, or the *document.InputError of the first added
+// CRD (PrepareReplacement) the create validation refuses and that
+// replaces no CRD: a create of it would be refused.
 func (c *Catalog) Upgrades(ctx context.Context, only map[string]bool) ([]*Upgrade, error) {
 	var names []string
 	for name := range c.byName {
@@ -110,7 +129,33 @@ func (c *Catalog) Upgrades(ctx context.Context, only map[string]bool) ([]*Upgrad
 		c.upgrades[old.CRD.GroupKind()] = u
 		out = append(out, u)
 	}
+	if err := c.refusedCreates(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// refusedCreates is the create validation's refusal of the first added
+// CRD (by file and line) that no upgrade compares with an old version:
+// nil when there is none.
+func (c *Catalog) refusedCreates(upgrades []*Upgrade) error {
+	replaced := map[string]bool{}
+	for _, u := range upgrades {
+		replaced[u.New.CRD.Name()] = true
+	}
+	var first *added
+	for name, a := range c.byName {
+		if a.invalid == nil || replaced[name] {
+			continue
+		}
+		if first == nil || a.source.File < first.source.File || a.source.File == first.source.File && a.source.Line < first.source.Line {
+			first = &a
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return first.invalid
 }
 
 // UpgradeImpact is what the upgrade of its CRD does to d, an existing
@@ -152,7 +197,10 @@ func (c *Catalog) ComputeImpact(d *document.Document) (*Impact, error) {
 	if err != nil {
 		return nil, err
 	}
-	imp.Object.Namespace = c.opts.Namespaces.Shown(u.New.CRD, imp.Object.Namespace)
+	// An existing object: in the namespace the old CRD's scope gave it
+	// (a new scope moves none), one without in the request's, where
+	// kubectl sent it.
+	imp.Object.Namespace = c.opts.Namespaces.Request(u.Old.CRD, imp.Object.Namespace)
 	return &Impact{ObjectImpact: imp, upgrade: u}, nil
 }
 
