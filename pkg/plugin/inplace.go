@@ -26,6 +26,7 @@ type rewrite struct {
 // no file is written, and every refused one is named. Only the files that
 // change are held, until every one is known.
 type rewriter struct {
+	inPlace bool                 // files will be written, not diffed
 	group   []*document.Document // of the file being read
 	refused map[string]string    // file -> why
 	seen    []os.FileInfo
@@ -33,7 +34,9 @@ type rewriter struct {
 	errs    []error
 }
 
-func newRewriter() *rewriter { return &rewriter{refused: map[string]string{}} }
+func newRewriter(inPlace bool) *rewriter {
+	return &rewriter{inPlace: inPlace, refused: map[string]string{}}
+}
 
 // Add adds the next document of -f as read, with the results of its objects.
 func (w *rewriter) Add(d *document.Document, results []*prune.Result) {
@@ -99,9 +102,33 @@ func (w *rewriter) flush() {
 		w.errs = append(w.errs, err)
 		return
 	}
-	if !bytes.Equal(old, new) {
-		w.files = append(w.files, rewrite{name: name, old: old, new: new})
+	if bytes.Equal(old, new) {
+		return
 	}
+	if w.inPlace {
+		if why := unwritable(info); why != "" {
+			w.errs = append(w.errs, fmt.Errorf("%s: not rewritten: %s", name, why))
+			return
+		}
+	}
+	w.files = append(w.files, rewrite{name: name, old: old, new: new})
+}
+
+// unwritable says why --in-place leaves a file that changes alone. A file
+// is rewritten by writing a new one and renaming it over the old (a crash
+// never leaves half of it), which GNU sed -i does too: that would rewrite
+// a read-only file, whose mode says "do not change me" (kubectl, kustomize
+// and the shell's > refuse it, writing in place), and break its hard
+// links, the other names keeping the old text (which writing in place
+// would keep, but not atomically). Both are refused, whoever runs it.
+func unwritable(info os.FileInfo) string {
+	if info.Mode().Perm()&0o222 == 0 {
+		return fmt.Sprintf("it is read-only (%v); make it writable to rewrite it", info.Mode().Perm())
+	}
+	if n := safewrite.HardLinks(info); n > 1 {
+		return fmt.Sprintf("it has %d hard links: a rewrite would break them, the other names keeping the old text", n)
+	}
+	return ""
 }
 
 func sameAsAny(info os.FileInfo, infos []os.FileInfo) bool {
@@ -158,8 +185,9 @@ func (o *PruneOptions) planRewrites(w *rewriter) ([]rewrite, error) {
 }
 
 // writeRewrites rewrites the files, or with --diff prints what would change.
+// A write that fails stops it: the error names the files rewritten before.
 func (o *PruneOptions) writeRewrites(files []rewrite) error {
-	for _, f := range files {
+	for i, f := range files {
 		if o.Diff {
 			label := strings.TrimPrefix(filepath.ToSlash(f.name), "/")
 			if _, err := o.Out.Write(linediff.Unified("a/"+label, "b/"+label, f.old, f.new)); err != nil {
@@ -168,10 +196,31 @@ func (o *PruneOptions) writeRewrites(files []rewrite) error {
 			continue
 		}
 		if err := safewrite.WriteFile(f.name, f.new); err != nil {
-			return &ExitError{Code: ExitInternal, Err: fmt.Errorf("--in-place: %w", err)}
+			return &ExitError{Code: ExitInternal, Err: fmt.Errorf("--in-place: %w: %s", err, stoppedAt(files, i))}
 		}
 	}
 	return nil
+}
+
+// stoppedAt says which files were rewritten before files[i] failed.
+func stoppedAt(files []rewrite, i int) string {
+	names := make([]string, len(files))
+	for j, f := range files {
+		names[j] = f.name
+	}
+	left := fmt.Sprintf("%s is as it was", names[i])
+	if rest := len(names) - i - 1; rest > 0 {
+		left = fmt.Sprintf("%s and the %d after it (%s) are as they were", names[i], rest, strings.Join(names[i+1:], ", "))
+	}
+	if i == 0 {
+		return "no file was rewritten: " + left
+	}
+	return fmt.Sprintf("stopped after rewriting %d of %d files (%s); %s", i, len(names), strings.Join(names[:i], ", "), left)
+}
+
+// streams are the command's own streams, which a file name may denote.
+func (o *PruneOptions) streams() safewrite.Streams {
+	return safewrite.Streams{In: o.In, Out: o.Out, ErrOut: o.ErrOut}
 }
 
 func (o *PruneOptions) inPlaceFlag() string {
@@ -198,9 +247,20 @@ func (o *PruneOptions) validateWrites() error {
 			if name == "-" {
 				return usageErrorf("%s rewrites files: standard input (-f -) has none", flag)
 			}
+			// Under another name (/dev/stdin, < w.yaml -f w.yaml) it was
+			// rewritten, or a pipe written to.
+			if o.streams().Descriptor(name) == 0 {
+				return usageErrorf("%s rewrites files: -f %s is standard input, which has none", flag, name)
+			}
 		}
 	}
-	if o.Report != "" && o.Report != "-" {
+	switch fd := o.streams().Descriptor(o.Report); {
+	case o.Report == "" && o.reportSet:
+		return usageErrorf("--report '': give a file name, or - for stdout")
+	case o.Report == "" || o.Report == "-":
+	case fd == 0:
+		return usageErrorf("--report %s is standard input: give a file name, or - for stdout", o.Report)
+	case fd < 0:
 		return o.reportIsNotInput()
 	}
 	return nil

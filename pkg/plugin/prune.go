@@ -21,6 +21,7 @@ type PruneOptions struct {
 	inputs inputFlags
 	outputFlags
 	Report      string
+	reportSet   bool // --report was given, maybe empty
 	Defaults    bool
 	FailOnPrune bool
 	Offline     bool
@@ -114,6 +115,7 @@ written.
 // namespace of -n or the kubeconfig's context.
 func (o *PruneOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.catalog = newCatalog(o.cluster, o.Offline, false)
+	o.reportSet = cmd.Flags().Changed("report")
 	return nil
 }
 

@@ -36,7 +36,7 @@ func (o *PruneOptions) newPruneOutput() (_ *pruneOutput, err error) {
 	}()
 	switch {
 	case o.InPlace || o.Diff:
-		out.rewrites = newRewriter()
+		out.rewrites = newRewriter(o.InPlace)
 	case o.Report != "-":
 		if out.objects, err = safewrite.NewSpool(); err != nil {
 			return nil, err
@@ -133,7 +133,9 @@ func (p *pruneOutput) writeReport(warnings []inputWarning) error {
 	if p.o.Report == "-" {
 		_, err = io.Copy(p.o.Out, p.report)
 	} else {
-		err = safewrite.Write(p.o.Report, func(w io.Writer) error {
+		// A name of stdout or stderr (/dev/stderr, 2>>ci.log) is written
+		// through the stream, after what it holds, never over its file.
+		err = p.o.streams().Write(p.o.Report, func(w io.Writer) error {
 			_, err := io.Copy(w, p.report)
 			return err
 		})
