@@ -136,7 +136,7 @@ func objectImpacts(t *testing.T, b *strings.Builder, dir, project, set string, o
 			if !ok {
 				continue
 			}
-			imp, err := crdupgrade.Impact(d, c.CRD, n.CRD, strategy.Validators{})
+			imp, err := crdupgrade.Impact(d, c.CRD, n.CRD, strategy.Validators{}, "default")
 			if err != nil {
 				fmt.Fprintf(b, "%s: not checked: %v\n", d.Source, err)
 				continue

@@ -58,7 +58,10 @@ type ObjectImpact struct {
 // read back under new, created again and written back unchanged (with
 // ratcheting, and to the new storage version). An error
 // is an *document.InputError: the object is not one old can store.
-func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*ObjectImpact, error) {
+//
+// defaultNamespace is where kubectl sent an object without a namespace:
+// -n, else the context's, else "default".
+func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, defaultNamespace string) (*ObjectImpact, error) {
 	ref, gv, err := prune.Identify(doc)
 	if err != nil {
 		return nil, err
@@ -104,7 +107,7 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator) (*O
 
 	namespace := ref.Namespace
 	if namespace == "" {
-		namespace = "default" // where kubectl sends an object when nothing names a namespace
+		namespace = defaultNamespace // where kubectl sent it
 	}
 	errs, err := createErrors(manifest, new, version, namespace, v)
 	if err != nil {

@@ -48,7 +48,7 @@ spec: {schedule: "0 2 * * *", retentionDays: %d, compression: zstd, suspend: %v,
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := crdupgrade.Impact(objects[i%len(objects)], old, new, v); err != nil {
+		if _, err := crdupgrade.Impact(objects[i%len(objects)], old, new, v, "default"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -109,7 +109,7 @@ func TestImpact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				imp, err := crdupgrade.Impact(docs[0], old.CRD, new.CRD, v)
+				imp, err := crdupgrade.Impact(docs[0], old.CRD, new.CRD, v, "default")
 				if err != nil {
 					t.Fatal(err)
 				}
