@@ -23,6 +23,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -128,6 +129,12 @@ func (c *cluster) connectLocked() error {
 	if err != nil {
 		return clusterError("kubeconfig: %w", err)
 	}
+	if cfg.Timeout == 0 {
+		// --request-timeout=0, no limit: client-go's discovery makes 0 32 s.
+		if rc, ok := c.discovery.RESTClient().(*rest.RESTClient); ok && rc.Client != nil {
+			rc.Client.Timeout = 0
+		}
+	}
 	return nil
 }
 
@@ -137,7 +144,13 @@ func (c *cluster) apiError(what string, err error) error {
 	where := c.where()
 	var urlErr *url.Error
 	var netErr net.Error
+	var credErr *credentialError
+	var tooLarge *responseTooLargeError
 	switch {
+	case errors.As(err, &credErr):
+		return clusterError("%s on %s: %v", what, where, credErr)
+	case errors.As(err, &tooLarge):
+		return clusterError("%s on %s: %v", what, where, tooLarge)
 	case apierrors.IsForbidden(err):
 		return clusterError("%s on %s: forbidden: %s", what, where, statusMessage(err))
 	case apierrors.IsUnauthorized(err):
@@ -187,16 +200,31 @@ func (c *cluster) CRDs(ctx context.Context) ([]*liveCRD, error) {
 	if err := c.connect(); err != nil {
 		return nil, err
 	}
-	list, err := c.client.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, c.apiError("listing CustomResourceDefinitions", err)
+	var crds []*liveCRD
+	opts := metav1.ListOptions{Limit: crdsPerPage}
+	for {
+		list, err := c.client.ApiextensionsV1().CustomResourceDefinitions().List(ctx, opts)
+		if err != nil {
+			return nil, c.apiError("listing CustomResourceDefinitions", err)
+		}
+		for i := range list.Items {
+			crds = append(crds, newLiveCRD(&list.Items[i]))
+		}
+		if opts.Continue = list.Continue; opts.Continue == "" {
+			break
+		}
 	}
-	c.crds = make([]*liveCRD, 0, len(list.Items))
-	for i := range list.Items {
-		c.crds = append(c.crds, newLiveCRD(&list.Items[i]))
+	c.crds = crds
+	if c.crds == nil {
+		c.crds = []*liveCRD{}
 	}
 	return c.crds, nil
 }
+
+// crdsPerPage is how many CRDs a request lists: a page of the largest
+// (etcd takes objects up to 1.5 MiB by default) stays under
+// maxResponseBytes, and a cluster of hundreds is read in a few requests.
+const crdsPerPage = 50
 
 // CRDsOf returns the CRDs of the cluster that define kinds, found as kubectl
 // finds a kind: discovery maps it to its resource, and the CRD of a resource
@@ -479,6 +507,10 @@ func (c *cluster) ListObjects(ctx context.Context, gvr runtimeschema.GroupVersio
 	opts := metav1.ListOptions{Limit: chunk}
 	for {
 		list, err := c.dynamic.Resource(gvr).List(ctx, opts)
+		var tooLarge *responseTooLargeError
+		if errors.As(err, &tooLarge) {
+			return clusterError("%v; a smaller --chunk-size lists fewer objects a request", c.apiError("listing "+gvr.GroupResource().String()+" "+gvr.Version, err))
+		}
 		if err != nil {
 			return c.apiError("listing "+gvr.GroupResource().String()+" "+gvr.Version, err)
 		}

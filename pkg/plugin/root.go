@@ -4,8 +4,12 @@ package plugin
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"runtime/debug"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +17,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 )
 
 // version is stamped at release build time with -ldflags -X.
@@ -52,6 +58,17 @@ Each request to the cluster times out after ` + defaultRequestTimeout.String() +
 	// Server warnings are printed on stderr, as kubectl prints them.
 	configFlags := newConfigFlags(streams, cmd.PersistentFlags())
 	registerKubeconfigCompletions(cmd, configFlags)
+	verbosity := cmd.PersistentFlags().IntP("v", "v", 0, "log level of the Kubernetes client, as kubectl's -v: 1 and up also show what a credential plugin writes on stderr, 6 each request, 8 their bodies")
+	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if err := validateRequestTimeout(configFlags); err != nil {
+			return err
+		}
+		if *verbosity < 0 {
+			return usageErrorf("-v must be 0 or more, not %d", *verbosity)
+		}
+		logTo(streams.ErrOut, *verbosity)
+		return nil
+	}
 	cmd.AddCommand(
 		NewCmdExplainStructural(configFlags, streams),
 		NewCmdPrune(configFlags, streams),
@@ -73,13 +90,61 @@ const defaultRequestTimeout = 30 * time.Second
 func newConfigFlags(streams genericiooptions.IOStreams, flags *pflag.FlagSet) *genericclioptions.ConfigFlags {
 	configFlags := genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams)
 	configFlags.AddFlags(flags)
+	creds := &credentials{}
 	return configFlags.WithWrapConfigFn(func(c *rest.Config) *rest.Config {
 		// An explicit --request-timeout=0 means no limit, as in kubectl.
 		if c.Timeout == 0 && !flags.Changed("request-timeout") {
 			c.Timeout = defaultRequestTimeout
 		}
-		return c
+		c.Wrap(limitResponses(maxResponseBytes))
+		// The credential plugin, bounded by the same timeout, runs once a run.
+		return creds.apply(c)
 	})
+}
+
+// validateRequestTimeout refuses a --request-timeout that kubectl refuses
+// (it is a usage error, exit 2), before anything is read: client-go would
+// refuse it only when it first reads the kubeconfig, as a cluster error.
+func validateRequestTimeout(flags *genericclioptions.ConfigFlags) error {
+	if flags.Timeout == nil {
+		return nil
+	}
+	d, err := clientcmd.ParseTimeout(*flags.Timeout)
+	switch {
+	case err != nil:
+		return usageErrorf("--request-timeout=%s: want a duration (30s, 2m, 1h) or a number of seconds; 0: no limit", *flags.Timeout)
+	case d < 0:
+		return usageErrorf("--request-timeout=%s: want 0 (no limit) or more", *flags.Timeout)
+	}
+	return nil
+}
+
+// klogFlags are klog's own flags: its log level is set only through them.
+var (
+	klogFlags     = flag.NewFlagSet("klog", flag.ContinueOnError)
+	klogFlagsOnce sync.Once
+)
+
+// logTo routes klog, the log of client-go, to w from log level v on, as
+// kubectl's -v does; at 0 it logs nothing: each failure is ours to report,
+// in one line, and client-go's "E1125 ... Unexpected error" lines repeated it.
+func logTo(w io.Writer, v int) {
+	klogFlagsOnce.Do(func() { klog.InitFlags(klogFlags) })
+	if v == 0 {
+		w = io.Discard
+	}
+	for name, value := range map[string]string{
+		"v":               strconv.Itoa(v),
+		"logtostderr":     "false", // to w, not os.Stderr: the stream given to Run
+		"alsologtostderr": "false",
+		"stderrthreshold": "FATAL",
+		"one_output":      "true", // each line once, not once per severity at or under it
+	} {
+		if err := klogFlags.Set(name, value); err != nil {
+			panic(err) // klog's own flags: a bug
+		}
+	}
+	klog.SetOutput(w)
 }
 
 // NewCmdVersion prints the plugin's version and the server code it embeds.
@@ -122,6 +187,8 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 			code = ExitInternal
 		}
 	}()
+	// Silent until the flags are read: completions contact the cluster before.
+	logTo(errOut, 0)
 	cmd := NewCmdCRD(streams)
 	cmd.AddCommand(extra...)
 	internalErrors(cmd)
