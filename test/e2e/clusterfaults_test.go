@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log"
 	"math/big"
@@ -17,10 +20,14 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -529,5 +536,194 @@ func TestLiveReadsOnlyTheCRDsOfTheKinds(t *testing.T) {
 					got, tc.get, listed, tc.lists, strings.Join(p.Requests(), "\n"))
 			}
 		})
+	}
+}
+
+// runBounded runs the built kubectl-crd as x would, but stops it (and
+// fails the test) past limit, and returns its peak RSS in bytes: an upper
+// bound, which counts this test process too (Go starts a child with vfork;
+// see runMeasured).
+func runBounded(t *testing.T, x *Test, limit time.Duration, args ...string) (r Result, took time.Duration, peak int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "kubectl-crd"), args...)
+	cmd.Dir, cmd.Env, cmd.Stdin = x.dir, x.env, strings.NewReader(x.in)
+	// A group of its own, stopped whole: a credential plugin it left behind
+	// would hold stderr open.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	took = time.Since(start)
+	if ctx.Err() != nil {
+		t.Fatalf("kubectl-crd %s: still running after %v; stderr:\n%s", strings.Join(args, " "), limit, errOut.String())
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("kubectl-crd %s: %v", strings.Join(args, " "), err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peak = int64(ru.Maxrss) << 10 // KiB on Linux
+	}
+	return Result{Code: cmd.ProcessState.ExitCode(), Stdout: out.String(), Stderr: errOut.String()}, took, peak
+}
+
+// pluginKubeconfig is a copy of the suite's kubeconfig whose current
+// context's user is a credential plugin, the shell script script.
+func pluginKubeconfig(t *testing.T, script string) string {
+	t.Helper()
+	plugin := filepath.Join(t.TempDir(), "plugin.sh")
+	if err := os.WriteFile(plugin, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.LoadFromFile(cluster.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc.AuthInfos["plugin"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		APIVersion: "client.authentication.k8s.io/v1", Command: plugin, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+	}}
+	kc.Contexts[kc.CurrentContext].AuthInfo = "plugin"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A kubeconfig user's credential plugin (exec) is run bounded by
+// --request-timeout, with whatever it started, and what it writes on stderr
+// (here a secret, as a plugin's debug output may hold one) is shown only
+// from -v=1 on. client-go ran it with no deadline: a plugin that never
+// exits hung every command past 100 s, whatever --request-timeout said,
+// and its stderr was passed through.
+func TestLiveCredentialPlugin(t *testing.T) {
+	requireOwnCluster(t)
+	applyExampleCRD(t)
+	const secret = "plugin-stderr-5ecret-Wm3"
+	jobs := []string{"-f", exampleJobs}
+
+	t.Run("answers", func(t *testing.T) {
+		// The test server takes a restricted user's name as its token.
+		kc := pluginKubeconfig(t, "echo "+secret+" >&2\n"+
+			`echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"crds-only"}}'`+"\n")
+		x := func() *Test { return NewTest(t).WithEnv("KUBECONFIG=" + kc) }
+		r := x().Run("kubectl-crd", append([]string{"prune"}, jobs...)...)
+		if r.Code != 0 || r.Stdout == "" || strings.Contains(r.Stderr, secret) {
+			t.Errorf("prune: exit %d, stderr:\n%s\nwant exit 0, the plugin's stderr not shown", r.Code, r.Stderr)
+		}
+		// The server knows the plugin's user: it may not read the objects.
+		checkFault(t, x().Run("kubectl-crd", append([]string{"check-update"}, jobs...)...), []string{`User "crds-only" cannot get resource "maintenancenightlyjobs"`})
+		if r := x().Run("kubectl-crd", append([]string{"-v=1", "prune"}, jobs...)...); r.Code != 0 || !strings.Contains(r.Stderr, "credential plugin ") || !strings.Contains(r.Stderr, secret) {
+			t.Errorf("prune -v=1: exit %d, stderr:\n%s\nwant exit 0 and the plugin's stderr", r.Code, r.Stderr)
+		}
+	})
+
+	t.Run("never exits", func(t *testing.T) {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		kc := pluginKubeconfig(t, "echo "+secret+" >&2\nsleep 1000 &\necho $! > "+pidFile+"\nwait\n")
+		for _, tc := range []struct {
+			args    []string
+			timeout time.Duration // of the flag; 0: the default, 30 s
+		}{
+			{append([]string{"prune"}, jobs...), 2 * time.Second},
+			{append([]string{"check-update"}, jobs...), 2 * time.Second},
+			{[]string{"explain-structural", "--all"}, 2 * time.Second},
+			{append([]string{"prune"}, jobs...), 0},
+		} {
+			args, want := tc.args, 30*time.Second
+			if tc.timeout != 0 {
+				args, want = append([]string{"--request-timeout=" + tc.timeout.String()}, args...), tc.timeout
+			}
+			r, took, _ := runBounded(t, NewTest(t).WithEnv("KUBECONFIG="+kc), want+30*time.Second, args...)
+			checkFault(t, r, []string{"plugin.sh did not finish within --request-timeout (" + want.String() + "): it was stopped; -v=1 shows what it wrote on stderr"})
+			if strings.Contains(r.Stderr, secret) {
+				t.Errorf("%s: the plugin's stderr is shown:\n%s", args, r.Stderr)
+			}
+			if took < want || took > want+5*time.Second {
+				t.Errorf("%s: took %v, want %v and a little", args, took, want)
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 20 && syscall.Kill(pid, 0) == nil && !zombie(pid); i++ {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if syscall.Kill(pid, 0) == nil && !zombie(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("%s: what the plugin started (%d) still runs", args, pid)
+			}
+		}
+	})
+}
+
+// zombie reports whether pid has exited and waits to be reaped (a
+// container's first process may never reap it).
+func zombie(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	_, after, _ := strings.Cut(string(stat), ") ")
+	return err == nil && strings.HasPrefix(after, "Z")
+}
+
+// klogLine is a line of klog's, as client-go logs through it ("E1125 18:43:07.850689 22621 request.go:1198] ...").
+var klogLine = regexp.MustCompile(`(?m)^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^ ]+:\d+\]`)
+
+// A server (or a proxy gone wrong) whose response never ends: the body is
+// cut off at 128 MiB, even with no time limit, and the process stays well
+// under a GiB. client-go reads a body whole: prune grew to 2.3 GB within
+// --request-timeout=3s, and without a limit until killed; explain-structural
+// --all died out of memory with a goroutine dump (exit 2) after klog's
+// "E1125 ... Unexpected error when reading response body" line.
+func TestLiveEndlessResponse(t *testing.T) {
+	requireOwnCluster(t)
+	chunk := []byte(strings.Repeat(`{"name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},`, 1000))
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"kind":"APIGroupList","apiVersion":"v1","groups":[`)
+		for r.Context().Err() == nil { // until the client hangs up
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	kc := faultKubeconfig(t, func(c *clientcmdapi.Cluster) {
+		c.Server, c.CertificateAuthority = srv.URL, ""
+		c.CertificateAuthorityData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	})
+	for _, tc := range []struct {
+		args []string
+		what string
+	}{
+		{[]string{"prune", "-f", exampleJobs}, "discovering the API groups"},
+		{[]string{"check-update", "-f", exampleJobs}, "discovering the API groups"},
+		{[]string{"explain-structural", "--all"}, "listing CustomResourceDefinitions"},
+	} {
+		for _, timeout := range []string{"0", "3s"} {
+			args := append([]string{"--request-timeout=" + timeout}, tc.args...)
+			r, _, peak := runBounded(t, NewTest(t).WithEnv("KUBECONFIG="+kc), 60*time.Second, args...)
+			want := "error: " + tc.what + " on " + srv.URL
+			if timeout == "0" {
+				want += ` (context "crd-test"): the response is larger than 128 MiB`
+			}
+			checkFault(t, r, []string{want})
+			if klogLine.MatchString(r.Stderr) {
+				t.Errorf("%s: a klog line:\n%s", args, r.Stderr)
+			}
+			if peak == 0 || peak > 1<<30 {
+				t.Errorf("%s: peak RSS %d MiB, want under 1 GiB", args, peak>>20)
+			}
+			t.Logf("%s: peak RSS %d MiB", args, peak>>20)
+		}
 	}
 }
