@@ -40,8 +40,8 @@ func NewCmdCRD(streams genericiooptions.IOStreams) *cobra.Command {
 which fields it silently prunes, whether a CRD's schema is structural, and what it stores.
 It runs the API server's own code (k8s.io/apiextensions-apiserver) on your files.
 
-Each request to the cluster times out after ` + defaultRequestTimeout.String() + ` unless --request-timeout says otherwise
-(--request-timeout=0: no limit).` + "\n" + exitCodesHelp,
+Each request to the cluster, and the kubeconfig's credential plugin, times out after ` + defaultRequestTimeout.String() + ` unless
+--request-timeout says otherwise (--request-timeout=0: no limit); a response is read up to ` + fmt.Sprint(maxResponseBytes>>20) + ` MiB.` + "\n" + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations: map[string]string{
