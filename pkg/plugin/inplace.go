@@ -143,6 +143,13 @@ func sameAsAny(info os.FileInfo, infos []os.FileInfo) bool {
 // splice replaces the text of each of docs, in order, in the file text old
 // by the document's edited text.
 func splice(old []byte, docs []*document.Document) ([]byte, error) {
+	edited := false
+	for _, d := range docs {
+		edited = edited || d.Edited()
+	}
+	if !edited {
+		return old, nil // as it is, whatever its encoding
+	}
 	var out bytes.Buffer
 	rest := old
 	for _, d := range docs {
@@ -154,6 +161,10 @@ func splice(old []byte, docs []*document.Document) ([]byte, error) {
 			i = bytes.Index(rest, raw)
 		}
 		if i < 0 {
+			if why := document.NotUTF8(old); why != "" {
+				// Its text as read is not its bytes: a UTF-16 or Latin-1 file.
+				return nil, fmt.Errorf("%s: not rewritten: it is not UTF-8: %s; --in-place rewrites UTF-8 files only (iconv -t UTF-8 converts it)", d.Source.File, why)
+			}
 			return nil, fmt.Errorf("%s: not rewritten: the document is no longer in the file as it was read", d.Source)
 		}
 		text, err := d.Encode()

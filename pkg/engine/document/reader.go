@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"unicode"
@@ -64,6 +65,29 @@ func NewReader(r io.Reader, file string) *Reader {
 		counter.yaml = true
 	}
 	return rd
+}
+
+// NotUTF8 says why the text a Reader gives of data is not data itself, or
+// "" when it is (a UTF-8 byte order mark aside, which the reader drops): the
+// file is UTF-16, transcoded, or holds bytes that are not UTF-8 (Latin-1),
+// each read as U+FFFD, as kubectl reads them. A document's Raw text is then
+// not in the file, and an edit of it cannot be spliced into the file.
+func NotUTF8(data []byte) string {
+	if bytes.HasPrefix(data, []byte{0xFE, 0xFF}) || bytes.HasPrefix(data, []byte{0xFF, 0xFE}) {
+		return "it is UTF-16 (it starts with a byte order mark), which kubectl transcodes"
+	}
+	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	for i, line := 0, 1; i < len(data); {
+		c, size := utf8.DecodeRune(data[i:])
+		if c == utf8.RuneError && size == 1 {
+			return fmt.Sprintf("line %d has a byte that is not UTF-8 (0x%02X, Latin-1?), which kubectl reads as U+FFFD", line, data[i])
+		}
+		if c == '\n' {
+			line++
+		}
+		i += size
+	}
+	return ""
 }
 
 // eofApart gives the data of a read and io.EOF in two reads, as the

@@ -161,7 +161,52 @@ func FuzzReader(f *testing.F) {
 		}
 		checkLikeKubectl(t, in)
 		checkEachLikeNext(t, in)
+		checkRawInInput(t, in)
 	})
+}
+
+// checkRawInInput: unless NotUTF8 says why not, the text of each document
+// as read is in the input, in order (its last line break aside, which the
+// reader adds): prune --in-place finds it there to replace it.
+func checkRawInInput(t *testing.T, in []byte) {
+	t.Helper()
+	docs, err := document.Read(bytes.NewReader(in), "in")
+	if err != nil || document.NotUTF8(in) != "" {
+		return
+	}
+	rest := in
+	for i, d := range docs {
+		raw := d.Raw()
+		at := bytes.Index(rest, raw)
+		if at < 0 {
+			raw = bytes.TrimSuffix(bytes.TrimSuffix(raw, []byte("\n")), []byte("\r"))
+			at = bytes.Index(rest, raw)
+		}
+		if at < 0 {
+			t.Fatalf("input %q: document %d (%q) is not in the input, and NotUTF8 says nothing", in, i, d.Raw())
+		}
+		rest = rest[at+len(raw):]
+	}
+}
+
+// NotUTF8 says why a file's documents are not its bytes: UTF-16 (a byte
+// order mark), bytes that are not UTF-8, at their line.
+func TestNotUTF8(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"kind: A\n", ""},
+		{"\xef\xbb\xbfkind: A\n", ""},
+		{"kind: \u00e9\n", ""},
+		{"\xff\xfek\x00", "it is UTF-16 (it starts with a byte order mark), which kubectl transcodes"},
+		{"\xfe\xff\x00k", "it is UTF-16 (it starts with a byte order mark), which kubectl transcodes"},
+		{"kind: A\n# caf\xe9\n", "line 2 has a byte that is not UTF-8 (0xE9, Latin-1?), which kubectl reads as U+FFFD"},
+	} {
+		if got := document.NotUTF8([]byte(tc.in)); got != tc.want {
+			t.Errorf("NotUTF8(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	for _, in := range readerCases {
+		checkRawInInput(t, in)
+	}
 }
 
 // checkEachLikeNext: Reader.Each, parsing on other goroutines, gives the
