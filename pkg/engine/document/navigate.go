@@ -25,8 +25,15 @@ func (d *Document) root() *kyaml.Node {
 // that holds it. Aliases are followed for reading only: an edit through an
 // alias would change every place the anchor is used.
 func (d *Document) locate(p fieldpath.Path) (value, key, parent *kyaml.Node, viaAlias bool, err error) {
+	return d.walk(p, false)
+}
+
+// walk is locate; with merges, a key not in a mapping is looked for in what
+// its merge keys (<<) bring in, as viaAlias: what kubectl sends has it, and
+// it has a line, but an edit there would change every place it is merged.
+func (d *Document) walk(p fieldpath.Path, merges bool) (value, key, parent *kyaml.Node, viaAlias bool, err error) {
 	if d.item != nil {
-		return d.item.list.locate(d.item.inList(p))
+		return d.item.list.walk(d.item.inList(p), merges)
 	}
 	n := d.root()
 	for i, s := range p {
@@ -47,6 +54,11 @@ func (d *Document) locate(p fieldpath.Path) (value, key, parent *kyaml.Node, via
 			return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p[:i+1])
 		}
 		j := d.keyAt(n, s.Key)
+		if j < 0 && merges {
+			if m, mj := mergedKey(n, s.Key, 0); m != nil {
+				n, j, viaAlias = m, mj, true
+			}
+		}
 		if j < 0 {
 			return nil, nil, nil, viaAlias, fmt.Errorf("%s: not found in the YAML source", p[:i+1])
 		}
@@ -72,6 +84,55 @@ func (d *Document) entry(p fieldpath.Path) (key, value, mapping *kyaml.Node, err
 		return nil, nil, nil, fmt.Errorf("%s: not in a block mapping", p)
 	}
 	return key, value, mapping, nil
+}
+
+// maxMergeDepth bounds the merges followed: a merged mapping may merge
+// another, and an alias may loop back to a mapping that holds it.
+const maxMergeDepth = 100
+
+// mergedKey finds key k among what the merge keys (<<) of mapping m bring
+// in, as YAML merges them: an alias or a mapping, or a list of them, the
+// first that has k winning; merges of merged mappings too. It returns the
+// mapping holding k and its index there, or nil.
+func mergedKey(m *kyaml.Node, k string, depth int) (*kyaml.Node, int) {
+	if depth > maxMergeDepth {
+		return nil, -1
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		if key := m.Content[j]; key.Kind != kyaml.ScalarNode || key.Tag != kyaml.MergeTag {
+			continue
+		}
+		sources := []*kyaml.Node{m.Content[j+1]}
+		if v := deref(m.Content[j+1]); v.Kind == kyaml.SequenceNode {
+			sources = v.Content
+		}
+		for _, src := range sources {
+			src = deref(src)
+			if src.Kind != kyaml.MappingNode {
+				continue
+			}
+			at := -1
+			for i := 0; i+1 < len(src.Content); i += 2 {
+				if c := src.Content[i]; c.Value == k && c.Tag != kyaml.MergeTag {
+					at = i // the last, as for keyAt
+				}
+			}
+			if at >= 0 {
+				return src, at
+			}
+			if n, i := mergedKey(src, k, depth+1); n != nil {
+				return n, i
+			}
+		}
+	}
+	return nil, -1
+}
+
+func deref(n *kyaml.Node) *kyaml.Node {
+	if n.Kind == kyaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
 }
 
 func nextKey(mapping, key *kyaml.Node) *kyaml.Node {
@@ -122,7 +183,7 @@ func (d *Document) Line(p fieldpath.Path) int {
 	if d.item != nil {
 		return d.item.list.Line(d.item.inList(p))
 	}
-	value, key, _, _, err := d.locate(p)
+	value, key, _, _, err := d.walk(p, true)
 	if err != nil {
 		return 0
 	}

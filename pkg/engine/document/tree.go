@@ -18,6 +18,9 @@ func (d *Document) remove(p fieldpath.Path) error {
 		return fmt.Errorf("%s: only object fields can be removed", p)
 	}
 	_, key, parent, viaAlias, err := d.locate(p)
+	if _, _, _, _, merr := d.walk(p, true); err != nil && merr == nil {
+		return fmt.Errorf("%s: the field comes through a YAML merge key (<<); edit what it merges instead", p)
+	}
 	if err != nil {
 		return err
 	}
