@@ -158,6 +158,11 @@ func parseChunk(c chunk, file string) (*Document, error) {
 		if l := firstUnprintable(c.data); l >= 0 && strings.Contains(err.Error(), "control characters are not allowed") {
 			ie.Source.Line = c.startLine + l // the parser names no line
 		}
+		if msg := err.Error(); strings.Contains(msg, "invalid map key") || strings.Contains(msg, "unsupported map key") {
+			if l := badKeyLine(c.text); l > 0 {
+				ie.Source.Line = c.startLine + l - 1 // the converter names no line
+			}
+		}
 		return nil, ie
 	}
 	if obj == nil && (len(js) == 0 || bytes.Equal(js, []byte("null"))) {
@@ -196,6 +201,35 @@ func parseChunk(c chunk, file string) (*Document, error) {
 		upTo = 6*len(c.data) + 16
 	}
 	return d, d.checkSize(upTo)
+}
+
+// badKeyLine is the 1-based line, within text, of the first key kubectl's
+// conversion refuses ("invalid map key", "unsupported map key"): a mapping
+// or a list, or null. 0 when the node tree does not say.
+func badKeyLine(text []byte) int {
+	node, err := parseTree(text)
+	if err != nil {
+		return 0
+	}
+	var find func(n *kyaml.Node, depth int) int
+	find = func(n *kyaml.Node, depth int) int {
+		if n == nil || n.Kind == kyaml.AliasNode || depth > maxConvertDepth {
+			return 0 // an anchor's own keys are found where it is written
+		}
+		for i, c := range n.Content {
+			if n.Kind == kyaml.MappingNode && i%2 == 0 && c.Tag != kyaml.MergeTag {
+				k := deref(c)
+				if k.Kind == kyaml.MappingNode || k.Kind == kyaml.SequenceNode || k.Kind == kyaml.ScalarNode && k.Tag == kyaml.NodeTagNull {
+					return c.Line
+				}
+			}
+			if l := find(c, depth+1); l > 0 {
+				return l
+			}
+		}
+		return 0
+	}
+	return find(node, 0)
 }
 
 // parseTree parses a document's text into its YAML node tree.

@@ -513,6 +513,22 @@ func TestReadErrors(t *testing.T) {
 			line: 4, msg: "cannot start any token", kubectlRefuses: true,
 		},
 		{
+			// The converter names no line: the key's, not the document's first.
+			name: "a mapping as a key",
+			in:   "# c\napiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n  {x: 1}: y\n",
+			line: 6, msg: "invalid map key", kubectlRefuses: true,
+		},
+		{
+			name: "a list as a key",
+			in:   "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n  ? [1, 2]\n  : y\n",
+			line: 8, msg: "invalid map key", kubectlRefuses: true,
+		},
+		{
+			name: "null as a key",
+			in:   "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n  1.5: c\n  ~: z\n",
+			line: 6, msg: "unsupported map key", kubectlRefuses: true,
+		},
+		{
 			name: "invalid separator",
 			in:   "apiVersion: v1\nkind: ConfigMap\n--- foo\napiVersion: v1\n",
 			line: 3, msg: "separator", kubectlRefuses: true,
