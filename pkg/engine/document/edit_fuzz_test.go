@@ -2,6 +2,7 @@ package document_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"sort"
 	"testing"
 
@@ -21,6 +22,7 @@ func FuzzEdit(f *testing.F) {
 		f.Add(in)
 	}
 	f.Add([]byte(jobList))
+	f.Add([]byte("{\n  \"kind\": \"A\",\n  \"spec\": {\"a\": [1, 2], \"b\": {\n    \"c\": \"<d>\"\n  }}\n}\n"))
 	f.Add([]byte("# c\nkind: A\nspec: # s\n  a: 1 # one\n  b: [1, 2]\n  c: {d: e}\n  d: &x {y: 1}\n  e: *x\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 1<<14 {
@@ -72,6 +74,10 @@ func FuzzEdit(f *testing.F) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				out, _ := d.Encode()
 				t.Fatalf("edited document reads back differently (-want +got):\n%s\ninput:\n%s\noutput:\n%s", diff, in, out)
+			}
+			// JSON stays JSON, written as it was: on one line, or indented.
+			if out, _ := d.Encode(); document.IsJSON(d) && (!json.Valid(out) || bytes.Contains(d.Raw(), []byte("\n")) != bytes.Contains(out, []byte("\n"))) {
+				t.Fatalf("a JSON document written as:\n%s\ninput:\n%s", out, in)
 			}
 		}
 	})

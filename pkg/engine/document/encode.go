@@ -60,6 +60,9 @@ func (d *Document) text() ([]byte, error) {
 	if d.out != nil {
 		return d.out, nil
 	}
+	if d.isJSON {
+		return d.jsonText()
+	}
 	if d.seqIndent == "" {
 		d.seqIndent = kyaml.DeriveSeqIndentStyle(string(d.raw))
 	}
