@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
+	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 )
 
@@ -82,37 +85,25 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 
   # Standalone, on files (- for stdin); nothing on stdout if the run fails
   kubectl crd krm examples/krm/check.yaml examples/krm/crd.yaml examples/krm/widget.yaml`
-	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		// Standalone, the output is what gets applied ("| kubectl apply -f -"): on an
 		// error, nothing is written, not a half-checked stream. A ResourceList (kustomize,
 		// kpt) always comes back, with its results.
-		stdout, stdin := c.OutOrStdout(), c.InOrStdin()
-		if len(args) > 2 {
-			// kyaml concatenates resource files without a document separator, which merges
-			// the last document of one file with the first of the next: join them here.
-			joined, err := joinDocuments(args[1:], stdin)
-			if err != nil {
-				fmt.Fprintln(c.ErrOrStderr(), err)
-				return reportedError{err, 2}
-			}
-			c.SetIn(joined)
-			defer c.SetIn(stdin)
-			args = []string{args[0], "-"}
-		}
+		stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 		var buf bytes.Buffer
-		c.SetOut(&buf)
 		var err error
 		if len(args) == 0 {
-			if err = resourceList(stdin, &buf); err != nil {
-				fmt.Fprintf(c.ErrOrStderr(), "%v", err)
-			}
+			err = resourceList(c.InOrStdin(), &buf)
 		} else {
-			err = run(c, args)
+			err = standalone(args[0], args[1:], c.InOrStdin(), &buf)
 		}
-		c.SetOut(stdout)
 		if err != nil {
-			fmt.Fprintln(c.ErrOrStderr()) // the framework's message lacks the end of its line
+			fmt.Fprintln(stderr, err)
+			if stack, _ := c.Flags().GetBool("stack"); stack {
+				if s := kerrors.GetStack(err); s != "" {
+					fmt.Fprintln(stderr, s)
+				}
+			}
 		}
 		if err == nil || len(args) == 0 {
 			if _, werr := stdout.Write(buf.Bytes()); werr != nil && err == nil {
@@ -210,25 +201,103 @@ func nodeKind(n *yaml.Node) string {
 	return "a scalar"
 }
 
-// joinDocuments reads the named files ("-": stdin) into one YAML stream,
-// with a document separator between files.
-func joinDocuments(names []string, stdin io.Reader) (io.Reader, error) {
+// standalone runs the function on files, as kyaml's command.Build does
+// with arguments (the config, then resource files, "-" for stdin; the
+// objects written plain, no results), but reads every file through the
+// document reader and its limits: a document of more than 64 MiB (-f
+// /dev/zero) is refused at its line, as every command refuses it, and so
+// are resource files of more than 64 MiB in all, which the function holds
+// whole, as it holds a ResourceList.
+func standalone(config string, files []string, stdin io.Reader, out io.Writer) error {
+	if config == "-" && slices.Contains(files, "-") {
+		return errors.New("stdin (-) is read once: give it as the function config or as a resource file, not both")
+	}
+	fc, err := readFunctionConfig(config, stdin)
+	if err != nil {
+		return err
+	}
+	resources, err := readResources(files, stdin)
+	if err != nil {
+		return err
+	}
+	rw := &kio.ByteReadWriter{Reader: resources, Writer: out, NoWrap: true, FunctionConfig: fc}
+	return execute(Processor{}, rw)
+}
+
+// openInput opens a file the function reads ("-": stdin), named as its
+// messages name it; a directory is refused by name.
+func openInput(name string, stdin io.Reader) (r io.Reader, label string, closeFn func(), err error) {
+	if name == "-" {
+		return stdin, "stdin", func() {}, nil
+	}
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return nil, "", nil, fmt.Errorf("%s: a directory, want a file", name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return f, name, func() { f.Close() }, nil
+}
+
+// readFunctionConfig reads the function config file: one document.
+func readFunctionConfig(name string, stdin io.Reader) (*yaml.RNode, error) {
+	const want = "want one document of apiVersion " + APIVersion + ", kind " + Kind
+	r, label, closeFn, err := openInput(name, stdin)
+	if err != nil {
+		return nil, fmt.Errorf("function config: %w", err)
+	}
+	defer closeFn()
+	rd := document.NewReader(r, label)
+	d, err := rd.Next()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("function config: %s: empty, %s", label, want)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("function config: %w", err)
+	}
+	if second, err := rd.Next(); err == nil {
+		return nil, fmt.Errorf("function config: %s: a second document, %s", second.Source, want)
+	} else if !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("function config: %w", err)
+	}
+	fc, err := yaml.Parse(string(d.Raw()))
+	if err != nil {
+		return nil, fmt.Errorf("function config: %s: %w", d.Source, err)
+	}
+	return fc, nil
+}
+
+// readResources reads the documents of the resource files ("-": stdin), in
+// order, into one YAML stream, a separator between documents (kyaml
+// concatenates files without one, merging the last document of a file with
+// the first of the next).
+func readResources(names []string, stdin io.Reader) (io.Reader, error) {
 	var out bytes.Buffer
-	for i, name := range names {
-		var b []byte
-		var err error
-		if name == "-" {
-			b, err = io.ReadAll(stdin)
-		} else {
-			b, err = os.ReadFile(name)
-		}
+	for _, name := range names {
+		r, label, closeFn, err := openInput(name, stdin)
 		if err != nil {
 			return nil, fmt.Errorf("unable to read input file %s: %w", name, err)
 		}
-		if i > 0 {
-			out.WriteString("\n---\n")
+		err = document.NewReader(r, label).Each(ordered.Workers(), func(d *document.Document) error {
+			raw := d.Raw()
+			if out.Len() > 0 && !bytes.HasPrefix(raw, []byte("---")) {
+				out.WriteString("---\n")
+			}
+			out.Write(raw)
+			if !bytes.HasSuffix(raw, []byte("\n")) {
+				out.WriteByte('\n')
+			}
+			if out.Len() > document.MaxDocumentBytes {
+				return fmt.Errorf("%s: more than %d MiB of resources up to here: kubectl crd krm holds them whole, as it holds a ResourceList (a KRM function in Go takes some 100 times their size in memory); check them in parts",
+					d.Source, document.MaxDocumentBytes>>20)
+			}
+			return nil
+		})
+		closeFn()
+		if err != nil {
+			return nil, err
 		}
-		out.Write(b)
 	}
 	return &out, nil
 }

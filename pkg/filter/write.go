@@ -48,8 +48,11 @@ func execute(p framework.ResourceListProcessor, rw *kio.ByteReadWriter) error {
 // lists, batch by batch, in their place.
 func writeResourceList(rw *kio.ByteReadWriter, items []*yaml.RNode, results framework.Results) error {
 	if rw.NoWrap || rw.WrappingKind == "" || !rw.KeepReaderAnnotations {
-		// Plain documents, as kyaml writes them: one at a time.
-		if len(results) > 0 {
+		// Plain documents, as kyaml writes them: one at a time. Unwrapped, they
+		// carry no results: kyaml's framework.Execute marshals them anyway,
+		// tens of kilobytes per result in the YAML encoder (gigabytes for an
+		// object with 100,000 pruned fields), for nothing.
+		if len(results) > 0 && !rw.NoWrap && rw.WrappingKind != "" {
 			b, err := yaml.Marshal(results)
 			if err != nil {
 				return err
