@@ -63,3 +63,19 @@ func TestPruneInPlaceNotUTF8(t *testing.T) {
 		})
 	}
 }
+
+// A file of carriage returns alone (old Mac line ends) is rewritten with
+// them: it used to get line feeds, and a stray carriage return at the end.
+func TestPruneInPlaceCROnly(t *testing.T) {
+	const in = "apiVersion: operations.example.com/v1\rkind: MaintenanceNightlyJob\rmetadata:\r  name: a\r  namespace: ops\rspec:\r  shell: x # kept\r  privileged: true\r"
+	file := filepath.Join(t.TempDir(), "job.yaml")
+	if err := os.WriteFile(file, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "prune", "--offline", "--crd-file", exampleCRD, "-f", file, "--in-place")
+	got, _ := os.ReadFile(file)
+	want := strings.TrimSuffix(in, "  privileged: true\r")
+	if r.code != 0 || string(got) != want {
+		t.Errorf("exit %d, stderr:\n%s\nrewritten: %q\nwant:      %q", r.code, r.stderr, got, want)
+	}
+}

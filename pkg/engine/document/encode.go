@@ -74,5 +74,10 @@ func (d *Document) text() ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, err
 	}
+	// The encoder breaks lines with "\n": the document's own line break
+	// instead, as the text splice writes it, so that a file keeps one kind.
+	if eol := lineEnd(d.raw); eol != "\n" {
+		return bytes.ReplaceAll(buf.Bytes(), []byte("\n"), []byte(eol)), nil
+	}
 	return buf.Bytes(), nil
 }

@@ -436,15 +436,35 @@ func (c chunk) done() chunk {
 		}
 	}
 	if !bytes.HasSuffix(c.text, []byte("\n")) {
-		if bytes.Contains(c.text, []byte("\r\n")) {
+		// The document's own line break: a text of carriage returns alone
+		// (old Mac line ends), which YAML breaks lines at, gets one of them.
+		switch eol := lineEnd(c.text); {
+		case eol == "\r" && bytes.HasSuffix(c.text, []byte("\r")):
+		case eol == "\r":
 			c.text = append(c.text, '\r')
+		case eol == "\r\n" && bytes.HasSuffix(c.text, []byte("\r")):
+			c.text = append(c.text, '\n')
+		default:
+			c.text = append(c.text, eol...)
 		}
-		c.text = append(c.text, '\n')
 	}
 	if !cr {
 		c.data = c.text // no carriage return: the same lines
 	}
 	return c
+}
+
+// lineEnd is the line break text is written with: "\r\n" when it has one,
+// "\r" when it breaks lines with carriage returns alone (no line feed but,
+// perhaps, a last one), else "\n".
+func lineEnd(text []byte) string {
+	switch {
+	case bytes.Contains(text, []byte("\r\n")):
+		return "\r\n"
+	case bytes.IndexByte(text, '\r') >= 0 && bytes.IndexByte(bytes.TrimSuffix(text, []byte("\n")), '\n') < 0:
+		return "\r"
+	}
+	return "\n"
 }
 
 // lineCounter passes a stream through and remembers where its line breaks
