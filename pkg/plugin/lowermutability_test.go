@@ -1,12 +1,16 @@
 package plugin
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -77,6 +81,42 @@ func TestLowerMutability(t *testing.T) {
 
 // A rule over the server's cost budget is refused with the marker's line,
 // the field and the bound to add; nothing is printed.
+// A CRD in JSON is printed as JSON, indented as it was: it used to come
+// out as YAML in flow style, on one line.
+func TestLowerMutabilityJSON(t *testing.T) {
+	yamlCRD, err := os.ReadFile(lowerExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, err := sigsyaml.YAMLToJSON(yamlCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, compact, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "crd.json")
+	if err := os.WriteFile(file, append(indented.Bytes(), '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromYAML := run(t, "", "lower-mutability", "-f", lowerExample)
+	r := run(t, "", "lower-mutability", "-f", file)
+	if r.code != 0 || !json.Valid([]byte(r.stdout)) || !strings.HasPrefix(r.stdout, "{\n  \"apiVersion\": ") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	want, err := sigsyaml.YAMLToJSON([]byte(fromYAML.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, wantObj interface{}
+	_ = json.Unmarshal([]byte(r.stdout), &got)
+	_ = json.Unmarshal(want, &wantObj)
+	if diff := cmp.Diff(wantObj, got); diff != "" {
+		t.Errorf("lowered from JSON and from YAML differ (-yaml +json):\n%s", diff)
+	}
+}
+
 func TestLowerMutabilityCost(t *testing.T) {
 	crd, err := os.ReadFile(lowerExample)
 	if err != nil {
