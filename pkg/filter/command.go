@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // reportedError is the function's error, which the framework has printed on
@@ -174,6 +175,9 @@ func checkResourceList(data []byte) error {
 		if item.Kind != yaml.MappingNode {
 			return fmt.Errorf("stdin:%d: %s items[%d]: want an object, got %s", item.Line, kind, i, nodeKind(item))
 		}
+		if err := checkItemMetadata(item, document.Source{File: "stdin", Line: item.Line}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -280,6 +284,13 @@ func readResources(names []string, stdin io.Reader) (io.Reader, error) {
 			return nil, fmt.Errorf("unable to read input file %s: %w", name, err)
 		}
 		err = document.NewReader(r, label).Each(ordered.Workers(), func(d *document.Document) error {
+			// What kyaml would drop or fail on without a line (metadata: x,
+			// annotations: x), the server refuses.
+			for _, o := range d.Objects() {
+				if err := prune.CheckMetadata(o); err != nil {
+					return err
+				}
+			}
 			raw := d.Raw()
 			if out.Len() > 0 && !bytes.HasPrefix(raw, []byte("---")) {
 				out.WriteString("---\n")

@@ -361,7 +361,12 @@ func readItem(item *yaml.RNode, i int) (*document.Document, error) {
 	if path == "" {
 		path = fmt.Sprintf("items[%d]", i)
 	}
-	s, err := item.String()
+	// An alias of an anchor in another item reads in the list, not alone.
+	node, err := withForeignAliasesInlined(item.YNode(), path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := yaml.NewRNode(node).String()
 	if err != nil {
 		return nil, err
 	}
