@@ -18,12 +18,13 @@ type treeNotes struct {
 	rules   map[string][]lower.Rule
 }
 
-func (n *treeNotes) at(path []string) (markers []string, rules []lower.Rule) {
+// at are the notes of the node of key (its names from the root, joined by
+// "/"); the lookup copies nothing.
+func (n *treeNotes) at(key []byte) (markers []string, rules []lower.Rule) {
 	if n == nil {
 		return nil, nil
 	}
-	key := strings.Join(path, "/")
-	return n.markers[key], n.rules[key]
+	return n.markers[string(key)], n.rules[string(key)]
 }
 
 // addMutability shows the markers of a CRD as written, and the rules they
@@ -58,25 +59,31 @@ func addMutability(r *crdReport, raw map[string]interface{}) {
 	}
 }
 
+// collectMarkers notes the markers of s and its descendants; path is
+// appended to as the walk descends and cut on its way back (a copy per
+// level was quadratic in depth).
 func collectMarkers(n *treeNotes, s *update.Schema, path []string) {
 	if s == nil || !s.HasMarkers() {
 		return
 	}
-	key := strings.Join(path, "/")
-	if s.Mutability != update.Mutable {
-		n.markers[key] = append(n.markers[key], update.MutabilityExtension+"="+string(s.Mutability))
+	if s.Mutability != update.Mutable || s.KeyMutability != update.Mutable {
+		key := strings.Join(path, "/")
+		if s.Mutability != update.Mutable {
+			n.markers[key] = append(n.markers[key], update.MutabilityExtension+"="+string(s.Mutability))
+		}
+		if s.KeyMutability != update.Mutable {
+			n.markers[key] = append(n.markers[key], update.KeyMutabilityExtension+"="+string(s.KeyMutability))
+		}
 	}
-	if s.KeyMutability != update.Mutable {
-		n.markers[key] = append(n.markers[key], update.KeyMutabilityExtension+"="+string(s.KeyMutability))
-	}
+	depth := len(path)
 	for k, p := range s.Properties {
-		collectMarkers(n, p, append(path[:len(path):len(path)], k))
+		collectMarkers(n, p, append(path[:depth], k))
 	}
 	if s.AdditionalProperties != nil {
-		collectMarkers(n, s.AdditionalProperties, append(path[:len(path):len(path)], "{*}"))
+		collectMarkers(n, s.AdditionalProperties, append(path[:depth], "{*}"))
 	}
 	if s.Items != nil {
-		collectMarkers(n, s.Items, append(path[:len(path):len(path)], "[*]"))
+		collectMarkers(n, s.Items, append(path[:depth], "[*]"))
 	}
 }
 
