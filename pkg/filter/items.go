@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -70,8 +71,22 @@ const maxInlinedNodes = 1 << 20
 // that the item reads on its own as it reads in the list. Aliases of the
 // item's own anchors are kept.
 func withForeignAliasesInlined(item *yaml.Node, label string) (*yaml.Node, error) {
+	// Most items have no alias: one walk, nothing allocated.
+	var aliases []*yaml.Node
+	var findAliases func(n *yaml.Node)
+	findAliases = func(n *yaml.Node) {
+		if n.Kind == yaml.AliasNode {
+			aliases = append(aliases, n)
+		}
+		for _, c := range n.Content {
+			findAliases(c)
+		}
+	}
+	findAliases(item)
+	if len(aliases) == 0 {
+		return item, nil
+	}
 	own := map[*yaml.Node]bool{}
-	foreign := false
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		own[n] = true
@@ -80,17 +95,7 @@ func withForeignAliasesInlined(item *yaml.Node, label string) (*yaml.Node, error
 		}
 	}
 	walk(item)
-	var find func(n *yaml.Node)
-	find = func(n *yaml.Node) {
-		if n.Kind == yaml.AliasNode && !own[n.Alias] {
-			foreign = true
-		}
-		for _, c := range n.Content {
-			find(c)
-		}
-	}
-	find(item)
-	if !foreign {
+	if !slices.ContainsFunc(aliases, func(a *yaml.Node) bool { return !own[a.Alias] }) {
 		return item, nil
 	}
 	copied := 0
