@@ -396,14 +396,16 @@ func (c *Catalog) AddOld(d *document.Document) error {
 	return nil
 }
 
-// oldKey is an object's identity but for its namespace.
+// oldKey is an object's identity across versions of its kind, but for
+// its namespace (which the kind's scope decides on: Old).
 type oldKey struct {
 	Group, Kind, Name string
 }
 
 func oldKeyOf(obj map[string]interface{}) oldKey {
-	k := KeyOf(obj)
-	return oldKey{k.Group, k.Kind, k.Name}
+	ref := prune.Ref(obj)
+	gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
+	return oldKey{gv.Group, ref.Kind, ref.Name}
 }
 
 // sameOld is nil when b, an old version of the object a is one of, is a

@@ -3,8 +3,6 @@ package catalog
 import (
 	"fmt"
 
-	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -66,16 +64,4 @@ func (n Namespaces) Check(d *document.Document) error {
 			ref.Namespace, n.Default, ref.Namespace)}
 	}
 	return nil
-}
-
-// Key identifies an object across versions of its kind.
-type Key struct {
-	Group, Kind, Namespace, Name string
-}
-
-// KeyOf is the key of obj as written.
-func KeyOf(obj map[string]interface{}) Key {
-	ref := prune.Ref(obj)
-	gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
-	return Key{gv.Group, ref.Kind, ref.Namespace, ref.Name}
 }
