@@ -7,6 +7,7 @@ package ordered
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -116,6 +117,28 @@ func Map[T, R any](workers int, produce func(emit func(T) error) error, work fun
 		return nil
 	}
 	return produceErr
+}
+
+// Seq is Map as a sequence: the results of work on each item of items,
+// computed on up to workers goroutines, yielded with their items in the
+// items' order on the goroutine that ranges over it. Leaving the range
+// stops the work; a panic of work or items is raised again there.
+func Seq[T, R any](workers int, items iter.Seq[T], work func(T) R) iter.Seq2[T, R] {
+	return func(yield func(T, R) bool) {
+		_ = Map(workers, func(emit func(T) error) error {
+			for t := range items {
+				if err := emit(t); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, work, func(t T, r R) error {
+			if !yield(t, r) {
+				return errStopped
+			}
+			return nil
+		})
+	}
 }
 
 // errStopped is what emit returns once the run stops.

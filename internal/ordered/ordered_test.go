@@ -163,3 +163,33 @@ func TestMapRaisesPanicsOnTheCaller(t *testing.T) {
 		}, func(i int) int { return i }, func(int, int) error { return nil })
 	}()
 }
+
+func TestSeqKeepsOrderAndStops(t *testing.T) {
+	items := func(yield func(int) bool) {
+		for i := 0; i < 100; i++ {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	for _, workers := range []int{1, 4} {
+		var got []int
+		for i, sq := range Seq(workers, items, func(i int) int {
+			if i%7 == 0 {
+				time.Sleep(time.Millisecond) // later results overtake it
+			}
+			return i * i
+		}) {
+			if sq != i*i {
+				t.Fatalf("workers %d: item %d got %d", workers, i, sq)
+			}
+			got = append(got, i)
+			if i == 41 {
+				break
+			}
+		}
+		if len(got) != 42 || got[41] != 41 {
+			t.Fatalf("workers %d: got %v, want 0..41 in order", workers, got)
+		}
+	}
+}

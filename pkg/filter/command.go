@@ -15,28 +15,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/exitcode"
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
-
-// reportedError is the function's error, which the framework has printed on
-// stderr already: exit 1 when results of error severity failed the run (as
-// for the plugin's findings), else 2 (a bad config, an unreadable path, an
-// item that is not an object).
-type reportedError struct {
-	err  error
-	code int
-}
-
-func (e reportedError) Error() string { return e.err.Error() }
-func (e reportedError) Unwrap() error { return e.err }
-
-// ExitCode is the process's exit code.
-func (e reportedError) ExitCode() int { return e.code }
-
-// Reported: the framework has printed it.
-func (e reportedError) Reported() bool { return true }
 
 // NewCommand returns "kubectl crd krm": the KRM function, reading a
 // ResourceList on stdin (kustomize, kpt), or standalone with a function
@@ -114,11 +97,14 @@ Exit codes: 0 no error results, 1 error results (standalone: nothing written on 
 		if err == nil {
 			return nil
 		}
+		// Printed above: Silent. Exit 1 when results of error severity failed the run
+		// (as for the plugin's findings), else 2 (a bad config, an unreadable path, an
+		// item that is not an object).
 		var results framework.Results
 		if errors.As(err, &results) {
-			return reportedError{err, 1}
+			return &exitcode.Error{Code: exitcode.Findings, Err: err, Silent: true}
 		}
-		return reportedError{err, 2}
+		return &exitcode.Error{Code: exitcode.Input, Err: err, Silent: true}
 	}
 	return cmd
 }

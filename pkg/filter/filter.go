@@ -28,7 +28,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
 // The function config's type.
@@ -56,13 +55,17 @@ const (
 	FindingCRDWarning    = string(finding.CRDWarning)
 )
 
-// DefaultFailOn are the findings that are errors when failOn is not set:
-// the checks whose findings the engine calls errors, as the plugin exits 1
-// on them. What the server would refuse (a non-structural CRD, an update,
-// an invalid object, a CRD update) and what a CRD upgrade loses of existing
-// objects; not what pruning drops from a manifest, a kind without a CRD,
-// or a compatible CRD change.
-var DefaultFailOn = []string{FindingNonStructural, FindingUpdate, FindingInvalid, FindingBreaking, FindingDataLoss}
+// DefaultFailOn are the findings that are errors when failOn is not set
+// (finding.DefaultFailOn): as the plugin exits 1 on them.
+var DefaultFailOn = checkNames(finding.DefaultFailOn)
+
+func checkNames(checks []finding.Check) []string {
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		out[i] = string(c)
+	}
+	return out
+}
 
 // CRDCheck is the function config, and the filter it configures: it prunes
 // the items as the API server stores them and checks updates, collecting
@@ -93,6 +96,11 @@ type CRDCheck struct {
 	// (the default) refuses CRDPaths and Previous outside the working
 	// directory, symbolic links resolved; LoadRestrictionsNone reads any path.
 	LoadRestrictor string `json:"loadRestrictor,omitempty"`
+	// IgnoreMissingCRDs lets an object of a kind no CRD defines through
+	// with a warning, for repositories that check only some of their
+	// kinds; by default it is an error (MissingCRD), as a typo in its
+	// apiVersion would pass unchecked.
+	IgnoreMissingCRDs bool `json:"ignoreMissingCRDs,omitempty"`
 	// LowerMutability rewrites the CRDs among the items with their
 	// x-kubernetes-mutability markers lowered to CEL rules the API server
 	// enforces (kubectl crd lower-mutability).
@@ -100,6 +108,9 @@ type CRDCheck struct {
 
 	// Results are the findings of the last Filter.
 	Results framework.Results `json:"-"`
+
+	gate    finding.Gate
+	crdOnly map[int]bool // the items that hold CRDs only (itemDocs)
 }
 
 var _ kio.Filter = &CRDCheck{}
@@ -154,147 +165,136 @@ func (Processor) Process(rl *framework.ResourceList) error {
 // only where something changes.
 func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	c.Results = nil
+	gate, err := finding.NewGate(c.FailOn, c.IgnoreMissingCRDs)
+	if err != nil {
+		return nil, fmt.Errorf("function config: failOn: %w", err)
+	}
+	c.gate = gate
 	// The namespace of an item without one is "default", as kubectl sends it.
 	cat := catalog.New(catalog.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Namespaces: catalog.Namespaces{Offline: true}})
-	root, err := c.root()
+	l, run, err := c.load(cat, items)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range c.CRDPaths {
-		docs, err := readPaths(p, root)
-		if err != nil {
-			return nil, fmt.Errorf("crdPaths: %w", err)
-		}
-		// The CRDs are decoded and validated on every core, added in order.
-		err = ordered.Map(ordered.Workers(), func(emit func(*document.Document) error) error {
-			for _, d := range docs {
-				if err := emit(d); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, prepareCRD(cat, false), func(_ *document.Document, p *catalog.PreparedCRD) error {
-			return c.addCRD(cat, p)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("crdPaths: %w", err)
-		}
+	out, err := c.checkItems(cat, items, l)
+	if err != nil {
+		return nil, err
 	}
-	var bad []string // a previous object that matches nothing would let its update pass unchecked
-	for _, p := range c.Previous {
-		docs, err := readPaths(p, root)
-		if err != nil {
-			return nil, fmt.Errorf("previous: %w", err)
-		}
-		for _, d := range docs {
-			// A previous CRD is the one a CRD of the items replaces.
-			ok, err := cat.AddPreviousCRD(d)
-			if !ok {
-				err = cat.AddOld(d)
-			}
-			if err != nil {
-				bad = append(bad, "previous: "+err.Error())
-			}
-		}
-	}
-	if len(bad) > 0 {
-		return nil, errors.New(strings.Join(bad, "\n"))
-	}
+	c.reportChanges(run.Upgrades, l.CRDs)
+	sort.SliceStable(c.Results, func(i, j int) bool {
+		return severityRank[c.Results[i].Severity] < severityRank[c.Results[j].Severity]
+	})
+	return out, nil
+}
 
-	// The items: CRDs first (about to be applied, they override the files).
-	// Only CRDs and Lists are read as documents here; the other items are
-	// read one at a time below and dropped once checked, so that what an
-	// item costs beyond the ResourceList the protocol holds is small.
-	kinds := catalog.Kinds{}
-	upgrade := newUpgradeCheck()
-	type read struct {
-		objects  []*document.Document
-		prepared []*catalog.PreparedCRD
-		err      error
+// load is the run's first part (catalog.Loader): the CRDs of crdPaths, the
+// objects and CRDs of previous, then the CRDs among the items (about to be
+// applied, they override the files, and replace their previous version).
+// Only CRDs and Lists are read as documents here; the other items are read
+// one at a time by checkItems and dropped once checked, so that what an
+// item costs beyond the ResourceList the protocol holds is small.
+func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loader, *catalog.Resolved, error) {
+	root, err := c.root()
+	if err != nil {
+		return nil, nil, err
 	}
-	// A CRD of the items replaces its version of previous: when there is one,
-	// the server's verdict on it is its CRD update validation's (Upgrades).
-	prepare := prepareCRD(cat, true)
+	l := cat.Load()
+	for _, p := range c.CRDPaths {
+		if err := l.Schemas(pathDocs(p, root)); err != nil {
+			return nil, nil, fmt.Errorf("crdPaths: %w", err)
+		}
+	}
+	if err := l.Added(); err != nil {
+		return nil, nil, fmt.Errorf("crdPaths: %w", err)
+	}
+	for _, p := range c.Previous {
+		if err := l.Previous(pathDocs(p, root)); err != nil {
+			return nil, nil, fmt.Errorf("previous: %w", err)
+		}
+	}
+	// A previous object that matches nothing would let its update pass unchecked.
+	if len(l.OldErrors) > 0 {
+		bad := make([]string, len(l.OldErrors))
+		for i, err := range l.OldErrors {
+			bad[i] = "previous: " + err.Error()
+		}
+		return nil, nil, errors.New(strings.Join(bad, "\n"))
+	}
 	var documents []int // the items read as documents here
-	// The items that hold CRDs only, as read: they pass through unchanged,
-	// and need not be read again below unless their markers are lowered.
-	crdOnly := map[int]bool{}
 	for i, item := range items {
 		apiVersion, kind := item.GetApiVersion(), item.GetKind()
 		if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
-			kinds.Add(map[string]interface{}{"apiVersion": apiVersion, "kind": kind})
+			l.Kinds.Add(map[string]interface{}{"apiVersion": apiVersion, "kind": kind})
 			continue
 		}
 		documents = append(documents, i)
 	}
-	err = ordered.Map(ordered.Workers(), func(emit func(int) error) error {
-		for _, i := range documents {
-			if err := emit(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, func(i int) read {
-		doc, err := readItem(items[i], i)
-		if err != nil {
-			return read{err: err}
-		}
-		r := read{objects: doc.Objects()}
-		for _, o := range r.objects {
-			r.prepared = append(r.prepared, prepare(o))
-		}
-		return r
-	}, func(i int, r read) error {
-		if r.err != nil {
-			return r.err
-		}
-		crdOnly[i] = len(r.objects) > 0
-		for j, o := range r.objects {
-			crdOnly[i] = crdOnly[i] && r.prepared[j] != nil
-			kinds.Add(o.Object)
-			upgrade.visit(o)
-			if err := c.addCRD(cat, r.prepared[j]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	c.crdOnly = map[int]bool{}
+	if err := l.Inputs(itemDocs(items, documents, c.crdOnly), true, nil); err != nil {
+		return nil, nil, err
 	}
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
-	if err := cat.Resolve(context.Background(), kinds); err != nil {
-		return nil, err
+	run, err := l.Resolve(context.Background())
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := upgrade.compare(cat); err != nil {
-		return nil, err
+	for _, a := range l.CRDs {
+		c.addCRD(a)
 	}
+	return l, run, nil
+}
 
-	doPrune := c.Prune == nil || *c.Prune
-	// A pruned item replaces its original in items as it is checked, so
-	// that the original can go.
-	out := items
-	// The items are read and checked on every core, and reported in their
-	// order: results, the upgrade's counts, the pruned items.
-	type itemChecks struct {
-		doc     *document.Document
-		objects []*checked
-		err     error
+// itemDocs are the items of indexes read as documents, on every core, in
+// their order. crdOnly notes the items that hold CRDs only, as kubectl
+// reads them: checked as the loader adds them, they pass through unchanged
+// unless their markers are lowered.
+func itemDocs(items []*yaml.RNode, indexes []int, crdOnly map[int]bool) catalog.Docs {
+	return func(yield func(*document.Document, error) bool) {
+		read := func(i int) itemRead {
+			doc, err := readItem(items[i], i)
+			return itemRead{doc, err}
+		}
+		for i, r := range ordered.Seq(ordered.Workers(), slices.Values(indexes), read) {
+			if r.err == nil {
+				objects := r.doc.Objects()
+				crdOnly[i] = len(objects) > 0
+				for _, o := range objects {
+					ref := prune.Ref(o.Object)
+					crdOnly[i] = crdOnly[i] && schema.IsCRD(ref.APIVersion, ref.Kind)
+				}
+			}
+			if !yield(r.doc, r.err) || r.err != nil {
+				return
+			}
+		}
 	}
-	err = ordered.Map(ordered.Workers(), func(emit func(int) error) error {
+}
+
+type itemRead struct {
+	doc *document.Document
+	err error
+}
+
+// checkItems reads and checks the items on every core (catalog.Check),
+// and reports them in their order: results, the upgrade's counts, the
+// pruned items. A pruned item replaces its original in items as it is
+// checked, so that the original can go.
+func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *catalog.Loader) ([]*yaml.RNode, error) {
+	opts := catalog.CheckOptions{Defaults: c.Defaults, Updates: true}
+	indexes := func(yield func(int) bool) {
 		for i, item := range items {
 			if isFunctionConfig(item) {
 				continue // kustomize fn run and kpt pass the function's own config along
 			}
-			if crdOnly[i] && !c.LowerMutability {
-				continue // checked above, as CRDs are; nothing of it changes
+			if c.crdOnly[i] && !c.LowerMutability {
+				continue // checked by the loader, as CRDs are; nothing of it changes
 			}
-			if err := emit(i); err != nil {
-				return err
+			if !yield(i) {
+				return
 			}
 		}
-		return nil
-	}, func(i int) itemChecks {
+	}
+	check := func(i int) itemChecks {
 		doc, err := readItem(items[i], i)
 		if err != nil {
 			return itemChecks{err: err}
@@ -302,54 +302,66 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		ic := itemChecks{doc: doc}
 		// The objects kubectl would send: a List's items one by one.
 		for _, d := range doc.Objects() {
-			ch, err := c.checkObject(cat, upgrade, d)
+			v, err := cat.Check(context.Background(), d, opts)
 			if err != nil {
 				ic.err = err
 				break
 			}
-			ic.objects = append(ic.objects, ch)
+			ic.verdicts = append(ic.verdicts, v)
 		}
 		return ic
-	}, func(i int, ic itemChecks) error {
+	}
+	for i, ic := range ordered.Seq(ordered.Workers(), indexes, check) {
 		if ic.err != nil {
-			return ic.err
+			return nil, ic.err
 		}
-		doc, changed := ic.doc, false
-		for _, ch := range ic.objects {
-			ch, err := c.report(cat, upgrade, ch, items[i])
-			if err != nil {
-				return err
-			}
-			changed = changed || ch
+		node, err := c.reportItem(cat, items[i], ic)
+		if err != nil {
+			return nil, err
 		}
-		lowered := false
-		if c.LowerMutability {
-			var err error
-			if lowered, err = c.lowerMutability(doc); err != nil {
-				return err
-			}
+		if node != nil {
+			items[i] = node
 		}
-		if doPrune && changed || lowered {
-			b, err := doc.Encode()
-			if err != nil {
-				return err
-			}
-			node, err := yaml.Parse(string(b))
-			if err != nil {
-				return fmt.Errorf("%s: the pruned item does not parse: %w", doc.Source.File, err)
-			}
-			out[i] = node
+	}
+	return items, nil
+}
+
+// itemChecks are the verdicts on the objects of one item.
+type itemChecks struct {
+	doc      *document.Document
+	verdicts []*catalog.Verdict
+	err      error
+}
+
+// reportItem reports the verdicts on an item's objects, in order, and
+// lowers its CRDs' markers when asked: the item written again when pruning
+// or lowering changed it, else nil.
+func (c *CRDCheck) reportItem(cat *catalog.Catalog, item *yaml.RNode, ic itemChecks) (*yaml.RNode, error) {
+	changed := false
+	for _, v := range ic.verdicts {
+		cat.Count(v)
+		c.report(v, item)
+		changed = changed || len(v.Result.Changes) > 0
+	}
+	lowered := false
+	if c.LowerMutability {
+		var err error
+		if lowered, err = c.lowerMutability(ic.doc); err != nil {
+			return nil, err
 		}
-		return nil
-	})
+	}
+	if !(changed && (c.Prune == nil || *c.Prune)) && !lowered {
+		return nil, nil
+	}
+	b, err := ic.doc.Encode()
 	if err != nil {
 		return nil, err
 	}
-	c.reportChanges(upgrade)
-	sort.SliceStable(c.Results, func(i, j int) bool {
-		return severityRank[c.Results[i].Severity] < severityRank[c.Results[j].Severity]
-	})
-	return out, nil
+	node, err := yaml.Parse(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the pruned item does not parse: %w", ic.doc.Source.File, err)
+	}
+	return node, nil
 }
 
 // severityRank orders results, errors first.
@@ -380,130 +392,43 @@ func readItem(item *yaml.RNode, i int) (*document.Document, error) {
 	return ds[0], nil
 }
 
-// prepareCRD is catalog.PrepareCRD of the documents that are CRDs (nil for
-// the others), for any goroutine; replaces: PrepareReplacement, for CRDs
-// about to replace their previous version.
-func prepareCRD(cat *catalog.Catalog, replaces bool) func(*document.Document) *catalog.PreparedCRD {
-	return func(d *document.Document) *catalog.PreparedCRD {
-		if ref := prune.Ref(d.Object); !schema.IsCRD(ref.APIVersion, ref.Kind) {
-			return nil
-		}
-		if replaces {
-			return cat.PrepareReplacement(d)
-		}
-		return cat.PrepareCRD(d)
-	}
+// crdRef is how results name a CRD of the run.
+func crdRef(a catalog.AddedCRD) (*yaml.ResourceIdentifier, *framework.File) {
+	ref := prune.Ref(a.Document.Object)
+	return &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind}, NameMeta: yaml.NameMeta{Name: a.CRD.Name()}},
+		&framework.File{Path: a.Document.Source.File}
 }
 
-// addCRD adds a document PrepareCRD read to the catalog when it is a CRD, with its findings as
-// results. A CRD the API server refuses is bad input: it fails the run
-// whatever failOn says, as the apply would fail.
-func (c *CRDCheck) addCRD(cat *catalog.Catalog, p *catalog.PreparedCRD) error {
-	if p == nil {
-		return nil // not a CRD
-	}
-	crd, findings, err := cat.AddPrepared(p)
-	if err != nil || crd == nil {
-		return err
-	}
-	d := p.Document()
-	ref := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: crd.Object.APIVersion, Kind: "CustomResourceDefinition"}, NameMeta: yaml.NameMeta{Name: crd.Name()}}
-	for _, f := range findings {
+// addCRD reports the findings of a CRD the loader added. (A CRD the API
+// server refuses fails the run whatever failOn says, as the apply would
+// fail: the loader's error.)
+func (c *CRDCheck) addCRD(a catalog.AddedCRD) {
+	ref, file := crdRef(a)
+	ref.APIVersion = a.CRD.Object.APIVersion
+	ref.Kind = "CustomResourceDefinition"
+	for _, f := range a.Findings {
 		// Their words do not name the CRD: the server's warnings, defined twice.
 		if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
-			f.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", crd.Name(), f.Message)
+			f.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", a.CRD.Name(), f.Message)
 		}
-		c.result(f, ref, &framework.File{Path: d.Source.File})
+		c.result(f, ref, file)
 	}
-	return nil
 }
 
-// checked is what checkObject found of one object, for report.
-type checked struct {
-	d      *document.Document
-	old    *document.Document
-	impact *impact
-	res    *prune.Result
-	// findings are the prune check's; outcome is the update check's, when
-	// the object has a previous version.
-	findings []finding.Finding
-	outcome  *update.Outcome
-}
-
-// checkObject prunes one object and checks it as a create, or as an update
-// when it has a previous version, and as an existing object of an upgraded
-// CRD. It changes nothing but the object's document (the edits of pruning),
-// and goroutines may check objects at once; report reports in order.
-func (c *CRDCheck) checkObject(cat *catalog.Catalog, upgrade *upgradeCheck, d *document.Document) (*checked, error) {
-	original := d.Object // the object as written, before the edits of pruning
-	old, err := cat.Old(context.Background(), d)
-	if err != nil {
-		return nil, err
-	}
-	// The upgrade reads the object as written, before pruning: as the cluster has it.
-	// An object the new CRD cannot take at all is the prune check's error to tell.
-	imp, upgradeErr := upgrade.computeImpact(cat, d)
-	// A create is validated as one; an update (with ratcheting) below.
-	res, findings, err := cat.Prune(d, catalog.PruneOptions{Defaults: c.Defaults, Validate: old == nil})
-	if err != nil {
-		return nil, err
-	}
-	if upgradeErr != nil {
-		return nil, upgradeErr
-	}
-	out := &checked{d: d, old: old, impact: imp, res: res, findings: findings}
-	if old != nil && res.Status != prune.MissingCRD && res.Status != prune.IsCRD {
-		if out.outcome, err = cat.CheckUpdate(old.Object, original, d); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// report reports what checkObject found of an object of item, and counts
-// its upgrade impact; changed says whether pruning changed it.
-func (c *CRDCheck) report(cat *catalog.Catalog, upgrade *upgradeCheck, ch *checked, item *yaml.RNode) (changed bool, err error) {
-	d, res := ch.d, ch.res
-	upgraded, caused := upgrade.record(cat, ch.impact)
+// report reports the verdict on an object of item.
+func (c *CRDCheck) report(v *catalog.Verdict, item *yaml.RNode) {
+	res := v.Result
 	ref := &yaml.ResourceIdentifier{
 		TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
 		NameMeta: yaml.NameMeta{Name: res.Object.Name, Namespace: res.Object.Namespace},
 	}
-	file := &framework.File{Path: d.Source.File}
+	file := &framework.File{Path: res.Source.File}
 	if _, index, _ := kioutil.GetFileAnnotations(item); index != "" {
 		fmt.Sscan(index, &file.Index)
 	}
-	switch res.Status {
-	case prune.MissingCRD:
-		// A kind kubectl would not map is a bad item, like one that is not an object.
-		if err := cat.Refusal(d); err != nil {
-			return false, err
-		}
-		if !builtin.IsBuiltin(res.Object.APIVersion) {
-			f := finding.NoCRD(res.Object)
-			f.Message += ": not checked"
-			c.result(f, ref, file)
-		}
-		return false, nil
-	case prune.IsCRD:
-		return false, nil
-	}
-	for _, f := range ch.findings {
-		if !caused[findingKey(f)] {
-			c.result(f, ref, file)
-		}
-	}
-	for _, f := range upgraded {
+	for _, f := range v.Findings {
 		c.result(f, ref, file)
 	}
-	if ch.outcome != nil {
-		for _, u := range ch.outcome.Refused {
-			f := finding.FromUpdate(u)
-			f.Message = fmt.Sprintf("update refused: %s (previous version: %s)", f.Message, ch.old.Source)
-			c.result(f, ref, file)
-		}
-	}
-	return len(res.Changes) > 0, nil
 }
 
 // resultTags name, per check, the tag that carries a finding's reason.
@@ -521,12 +446,10 @@ func (c *CRDCheck) result(f finding.Finding, ref *yaml.ResourceIdentifier, file 
 	if f.Path != "" {
 		r.Field = &framework.Field{Path: f.Path, CurrentValue: f.Value, ProposedValue: f.NewValue}
 	}
+	if c.gate.Fails(f) {
+		r.Severity = framework.Error
+	}
 	if f.Check != "" {
-		for _, fail := range c.FailOn {
-			if fail == string(f.Check) {
-				r.Severity = framework.Error
-			}
-		}
 		r.Tags = map[string]string{"finding": string(f.Check)}
 		if key := resultTags[f.Check]; key != "" && f.Reason != "" {
 			r.Tags[key] = f.Reason
@@ -573,6 +496,23 @@ func inside(p, root string) error {
 		return fmt.Errorf("%s: a symbolic link to %s, %s", p, rel, hint)
 	}
 	return fmt.Errorf("%s: %s", p, hint)
+}
+
+// pathDocs are the documents of a file or directory (recursively), each
+// file inside root (unless root is "").
+func pathDocs(p, root string) catalog.Docs {
+	return func(yield func(*document.Document, error) bool) {
+		docs, err := readPaths(p, root)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, d := range docs {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
 }
 
 // readPaths reads every document of a file or directory (recursively), each
@@ -639,14 +579,8 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	default:
 		return nil, fmt.Errorf("function config: loadRestrictor: unknown value %q (%s, %s)", cfg.LoadRestrictor, LoadRestrictionsRootOnly, LoadRestrictionsNone)
 	}
-	names := make([]string, len(finding.Checks))
-	for i, check := range finding.Checks {
-		names[i] = string(check)
-	}
-	for _, f := range cfg.FailOn {
-		if !slices.Contains(names, f) {
-			return nil, fmt.Errorf("function config: failOn: unknown finding %q (%s)", f, strings.Join(names, ", "))
-		}
+	if _, err := finding.NewGate(cfg.FailOn, false); err != nil {
+		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
 	return cfg, nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/exitcode"
 )
 
 // runFunction runs the function's command with args and stdin: its exit
@@ -24,11 +26,11 @@ func runFunction(t *testing.T, stdin string, args ...string) (int, string, strin
 	if err == nil {
 		return 0, out.String(), errOut.String()
 	}
-	var coded interface{ ExitCode() int }
+	var coded *exitcode.Error
 	if !errors.As(err, &coded) {
 		t.Fatalf("an error without an exit code: %v", err)
 	}
-	return coded.ExitCode(), out.String(), errOut.String() + err.Error()
+	return coded.Code, out.String(), errOut.String() + err.Error()
 }
 
 const checkConfig = "functionConfig:\n  apiVersion: crd.kubectl.dev/v1alpha1\n  kind: CRDCheck\n  metadata: {name: c}\n"

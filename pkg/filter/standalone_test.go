@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/exitcode"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
@@ -28,9 +29,9 @@ func runStandalone(t *testing.T, stdin io.Reader, args ...string) (int, string, 
 	cmd.SetErr(&errOut)
 	err := cmd.Execute()
 	code := 0
-	var coded interface{ ExitCode() int }
+	var coded *exitcode.Error
 	if errors.As(err, &coded) {
-		code = coded.ExitCode()
+		code = coded.Code
 	} else if err != nil {
 		t.Fatalf("error without an exit code: %v", err)
 	}

@@ -2,7 +2,6 @@ package filter
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/exitcode"
 )
 
 // resourceListOf wraps the documents of input, with config as the function
@@ -116,8 +117,7 @@ func TestEndlessStdinIsRefused(t *testing.T) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	err := cmd.Execute()
-	var coded interface{ ExitCode() int }
-	if !errors.As(err, &coded) || coded.ExitCode() != 2 {
+	if exitcode.Of(err) != exitcode.Input {
 		t.Fatalf("got %v, want exit 2", err)
 	}
 	if out.Len() != 0 || !strings.Contains(errOut.String()+err.Error(), "stdin: more than 64 MiB") {

@@ -7,6 +7,7 @@ import (
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -67,6 +68,39 @@ type Upgrade struct {
 	// Unexplained are what objects showed that no change explains.
 	Tally       *crdupgrade.Tally
 	Unexplained []crdupgrade.Unexplained
+	// Checked counts the existing objects run through the upgrade; Hurt
+	// those it hurts (a finding of error severity: data lost, refused).
+	Checked, Hurt int
+}
+
+// ChangeVerdict is a change of an upgrade once the objects are counted.
+type ChangeVerdict struct {
+	// Finding is the change; its message ends naming the objects it hurts.
+	Finding finding.Finding
+	crdupgrade.Affected
+	// Hurt counts the objects it hurts: every object checked for a change
+	// that concerns them all (a version, a name).
+	Hurt int
+	// Fails: a Breaking, DataLoss or Invalid change that hurts an object,
+	// or the server refusing the CRD update; with strict, any such change.
+	Fails bool
+}
+
+// Verdicts are the changes of u, the worst first, with the objects each
+// hurts: the one rule of both front ends for what an upgrade fails.
+func (u *Upgrade) Verdicts(strict bool) []ChangeVerdict {
+	var out []ChangeVerdict
+	for i, a := range u.Tally.Affected() {
+		v := ChangeVerdict{Finding: u.Findings[i], Affected: a, Hurt: len(a.Objects)}
+		v.Finding.Message += finding.ObjectsHurt(a, u.Checked)
+		severe := a.Change.Severity.Rank() <= crdupgrade.Invalid.Rank()
+		if !a.Counted && severe {
+			v.Hurt = u.Checked
+		}
+		v.Fails = severe && (strict || a.Change.Kind == crdupgrade.Refused || v.Hurt > 0)
+		out = append(out, v)
+	}
+	return out
 }
 
 // Upgrades compares the added CRDs named in only (every added CRD when
@@ -209,7 +243,47 @@ func (c *Catalog) ComputeImpact(d *document.Document) (*Impact, error) {
 func (c *Catalog) AddImpact(imp *Impact) []finding.Finding {
 	u := imp.upgrade
 	u.Unexplained = append(u.Unexplained, u.Tally.Add(imp.ObjectImpact)...)
-	return finding.FromImpact(imp.ObjectImpact)
+	findings := finding.FromImpact(imp.ObjectImpact)
+	u.Checked++
+	for _, f := range findings {
+		if f.Severity == finding.Error {
+			u.Hurt++
+			break
+		}
+	}
+	return findings
+}
+
+// ScanImpacts runs the existing objects of objects through their upgrades
+// on every core (ComputeImpact) and counts them in their order
+// (AddImpact), calling each with every object and what it found: the
+// impact (nil when no upgrade concerns the object) and its findings, or
+// the object's error. An error each returns stops the scan, and is its.
+func (c *Catalog) ScanImpacts(objects Docs, each func(d *document.Document, imp *crdupgrade.ObjectImpact, findings []finding.Finding, err error) error) error {
+	type computed struct {
+		imp *Impact
+		err error
+	}
+	return ordered.Map(ordered.Workers(), func(emit func(*document.Document) error) error {
+		for d, err := range objects {
+			if err != nil {
+				return err
+			}
+			if err := emit(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(d *document.Document) computed {
+		imp, err := c.ComputeImpact(d)
+		return computed{imp, err}
+	}, func(d *document.Document, r computed) error {
+		if r.err != nil || r.imp == nil {
+			return each(d, nil, nil, r.err)
+		}
+		findings := c.AddImpact(r.imp)
+		return each(d, r.imp.ObjectImpact, findings, nil)
+	})
 }
 
 // OldObjects are the objects AddOld added, in the order of their sources:

@@ -192,8 +192,24 @@ func Redefined(first, later string) Finding {
 func NoCRD(ref prune.ObjectRef) Finding {
 	return Finding{
 		Check: MissingCRD, Severity: Warning,
-		Message: fmt.Sprintf("no CustomResourceDefinition for %s, kind %s", ref.APIVersion, ref.Kind),
+		Message: fmt.Sprintf("no CustomResourceDefinition for %s, kind %s: not checked", ref.APIVersion, ref.Kind),
 	}
+}
+
+// OfResult are the notes on what a check of an object left undone: what
+// the storage version keeps, when a conversion webhook converts to it; the
+// comments of a document whose edits could not keep them. Of no check: a
+// warning whatever fails a run. line is the object's.
+func OfResult(res *prune.Result, line int) []Finding {
+	var out []Finding
+	if res.StorageUnchecked {
+		out = append(out, Finding{Severity: Warning, Line: line, Reason: "StorageUnchecked",
+			Message: fmt.Sprintf("stored as %s through the CRD's conversion webhook: what that version keeps is not checked", res.StorageVersion)})
+	}
+	if res.Reformatted != "" {
+		out = append(out, Finding{Severity: Warning, Line: line, Reason: "Reformatted", Message: res.Reformatted})
+	}
+	return out
 }
 
 // JSON is v as compact JSON, for messages: <, > and & as they are, as

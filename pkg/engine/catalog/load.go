@@ -1,0 +1,235 @@
+package catalog
+
+import (
+	"context"
+	"iter"
+	"runtime"
+	"sort"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// Docs are the documents of a source in the order read, or the error that
+// stops it (a read error, with file and line).
+type Docs = iter.Seq2[*document.Document, error]
+
+// Loader is the first part of every run, the same for both front ends: it
+// reads the schema sources, the previous inputs and the inputs as document
+// sequences, prepares their CRDs on every core and adds them in the order
+// read (a later CRD of a kind replaces an earlier one), sends old objects
+// and previous CRDs where they belong, and collects the kinds of the
+// objects; Resolve ends it. The front ends keep only where documents come
+// from.
+//
+// The costly part, decoding and the server's validation of each CRD
+// (PrepareCRD), runs on other goroutines while the sources are read, one
+// per core: a reader parses less than a preparation takes, and a core left
+// to it alone idles. The CRDs are added in order as they are ready.
+type Loader struct {
+	cat *Catalog
+	// Kinds are the kinds of the objects of the inputs.
+	Kinds Kinds
+	// Objects counts the objects of the inputs (a List's items one by one).
+	Objects int
+	// CRDs are the CRDs added, in order, with their own findings.
+	CRDs []AddedCRD
+	// OldErrors are the previous inputs the server cannot have stored
+	// (AddOld, AddPreviousCRD), in the order read: each would match
+	// nothing, and its update would pass unchecked.
+	OldErrors []error
+
+	// replacing are the CRDs of the inputs that replace a previous version.
+	replacing map[string]bool
+	err       error
+	pending   []chan *PreparedCRD // in the order read
+	slots     chan struct{}
+}
+
+// AddedCRD is a CRD the loader added, with what AddPrepared found of it:
+// defined twice, not structural, misplaced markers, the server's warnings.
+type AddedCRD struct {
+	Document *document.Document
+	CRD      *schema.CRD
+	Findings []finding.Finding
+}
+
+// Load starts a run on c.
+func (c *Catalog) Load() *Loader {
+	return &Loader{cat: c, Kinds: Kinds{}, replacing: map[string]bool{}}
+}
+
+// Schemas reads CRD sources (--crd-file, crdPaths): their CRDs are added;
+// what else they hold is no object of the run.
+func (l *Loader) Schemas(docs Docs) error {
+	return l.read(docs, func(o *document.Document) error {
+		l.prepare(o, false)
+		return nil
+	})
+}
+
+// Previous reads the objects as they were (--old, previous:): a CRD among
+// them is the version a CRD of the inputs replaces (AddPreviousCRD), any
+// other object an old version (AddOld). What the server cannot have stored
+// goes to OldErrors, so that a front end reports them all.
+func (l *Loader) Previous(docs Docs) error {
+	return l.read(docs, func(o *document.Document) error {
+		ok, err := l.cat.AddPreviousCRD(o)
+		if !ok {
+			err = l.cat.AddOld(o)
+		}
+		if err != nil {
+			l.OldErrors = append(l.OldErrors, err)
+		}
+		return nil
+	})
+}
+
+// Inputs reads the inputs, the objects about to be applied: their CRDs are
+// added after those of Schemas (they win), and with replaces each one
+// replaces its previous version (PrepareReplacement; Resolve compares
+// them). visit, when not nil, sees each object, CRDs included, and may stop
+// the run with an error.
+func (l *Loader) Inputs(docs Docs, replaces bool, visit func(*document.Document) error) error {
+	return l.read(docs, func(o *document.Document) error {
+		l.Objects++
+		l.Kinds.Add(o.Object)
+		if ref := prune.Ref(o.Object); replaces && schema.IsCRD(ref.APIVersion, ref.Kind) && ref.Name != "" {
+			l.replacing[ref.Name] = true
+		}
+		l.prepare(o, replaces)
+		if visit != nil {
+			return visit(o)
+		}
+		return nil
+	})
+}
+
+// read calls each with every object of docs (a List's items one by one).
+func (l *Loader) read(docs Docs, each func(*document.Document) error) error {
+	for d, err := range docs {
+		if err != nil {
+			return err
+		}
+		for _, o := range d.Objects() {
+			if err := each(o); err != nil {
+				return err
+			}
+		}
+		if l.err != nil {
+			return l.err
+		}
+	}
+	return nil
+}
+
+// prepare prepares d on another goroutine when it is a CRD, and adds the
+// CRDs ready at the head of the queue.
+func (l *Loader) prepare(d *document.Document, replaces bool) {
+	if l.err != nil {
+		return
+	}
+	if ref := prune.Ref(d.Object); !schema.IsCRD(ref.APIVersion, ref.Kind) {
+		return
+	}
+	if l.slots == nil {
+		// More preparations at once than cores would only raise the peak memory.
+		l.slots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	}
+	ready := make(chan *PreparedCRD, 1)
+	l.pending = append(l.pending, ready)
+	l.slots <- struct{}{}
+	go func() {
+		defer func() { <-l.slots }()
+		if replaces {
+			ready <- l.cat.PrepareReplacement(d)
+		} else {
+			ready <- l.cat.PrepareCRD(d)
+		}
+	}()
+	l.collect(false)
+}
+
+// collect adds the prepared CRDs at the head of the queue: those ready, or
+// with wait all of them.
+func (l *Loader) collect(wait bool) {
+	for len(l.pending) > 0 && l.err == nil {
+		var p *PreparedCRD
+		if wait {
+			p = <-l.pending[0]
+		} else {
+			select {
+			case p = <-l.pending[0]:
+			default:
+				return
+			}
+		}
+		l.pending = l.pending[1:]
+		crd, findings, err := l.cat.AddPrepared(p)
+		if err != nil {
+			l.err = err
+			return
+		}
+		if crd != nil {
+			l.CRDs = append(l.CRDs, AddedCRD{Document: p.Document(), CRD: crd, Findings: findings})
+		}
+	}
+}
+
+// Added adds every CRD read and says whether one is refused: the first
+// CRD, in the order read, that the server would refuse (an
+// *document.InputError). No CRD is added after it.
+func (l *Loader) Added() error {
+	l.collect(true)
+	l.pending = nil // after an error, what is still prepared is dropped
+	return l.err
+}
+
+// Resolved is what Resolve found beyond the catalog's own state.
+type Resolved struct {
+	// Upgrades are the CRDs of the inputs that replace a previous version
+	// (Catalog.Upgrades), by name; Unreplaced are those of the inputs
+	// (with replaces) that have none: new CRDs, no upgrade to check.
+	Upgrades   []*Upgrade
+	Unreplaced []string
+}
+
+// Resolve ends the loading, once every source is read: every CRD added
+// (Added), the kinds of the objects resolved (Catalog.Resolve: Refusal
+// then names the objects of refused kinds), and the CRDs of the inputs
+// that replace another compared with it (Catalog.Upgrades). An error is an
+// *document.InputError, or the cluster's.
+func (l *Loader) Resolve(ctx context.Context) (*Resolved, error) {
+	if err := l.Added(); err != nil {
+		return nil, err
+	}
+	if err := l.cat.Resolve(ctx, l.Kinds); err != nil {
+		return nil, err
+	}
+	out := &Resolved{}
+	// A refused kind fails the run before the cluster is asked for more.
+	if len(l.replacing) == 0 || l.cat.Refuses() {
+		return out, nil
+	}
+	var err error
+	if out.Upgrades, err = l.cat.Upgrades(ctx, l.replacing); err != nil {
+		return nil, err
+	}
+	found := map[string]bool{}
+	for _, up := range out.Upgrades {
+		found[up.New.CRD.Name()] = true
+	}
+	for name := range l.replacing {
+		if !found[name] {
+			out.Unreplaced = append(out.Unreplaced, name)
+		}
+	}
+	sort.Strings(out.Unreplaced)
+	return out, nil
+}
+
+// Replacing reports whether the inputs hold CRDs that replace a previous
+// version (Inputs with replaces).
+func (l *Loader) Replacing() bool { return len(l.replacing) > 0 }
