@@ -1,35 +1,24 @@
 package plugin
 
 import (
-	"errors"
 	"fmt"
 	"io"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/exitcode"
 )
 
-// Exit codes of every command.
+// Exit codes of every command: exitcode's, shared with the KRM function.
 const (
-	ExitOK       = 0 // nothing found
-	ExitFindings = 1 // the server would drop, refuse or change something
-	ExitInput    = 2 // usage error or bad input
-	ExitInternal = 3 // cluster or internal error
+	ExitOK       = exitcode.OK       // nothing found
+	ExitFindings = exitcode.Findings // the server would drop, refuse or change something
+	ExitInput    = exitcode.Input    // usage error or bad input
+	ExitInternal = exitcode.Internal // cluster or internal error
 )
 
-// ExitError carries the exit code for an error. Silent errors have already
-// been reported (findings are printed as they are found).
-type ExitError struct {
-	Code   int
-	Err    error
-	Silent bool
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
+// ExitError carries the exit code for an error: exitcode.Error, the one
+// type of both front ends. Silent errors have already been reported
+// (findings are printed as they are found).
+type ExitError = exitcode.Error
 
 func usageErrorf(format string, args ...interface{}) error {
 	return &ExitError{Code: ExitInput, Err: fmt.Errorf(format, args...)}
@@ -55,22 +44,8 @@ func inputErrors(errOut io.Writer, errs []error) error {
 // findings is returned when a command printed findings: exit 1, nothing more to say.
 var errFindings = &ExitError{Code: ExitFindings, Silent: true}
 
-// ExitCode maps an error returned by a command to the process exit code.
-// Errors of unknown type are cobra's usage errors (unknown flag, wrong
-// arguments) and count as usage errors: Run makes the untyped errors of the
-// commands' own code internal errors (internalErrors).
-func ExitCode(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	// Errors of commands added from elsewhere (the KRM function) may carry their code.
-	var coded interface{ ExitCode() int }
-	if errors.As(err, &coded) {
-		return coded.ExitCode()
-	}
-	return ExitInput
-}
+// ExitCode maps an error returned by a command to the process exit code
+// (exitcode.Of). Errors of unknown type are cobra's usage errors (unknown
+// flag, wrong arguments) and count as usage errors: Run makes the untyped
+// errors of the commands' own code internal errors (internalErrors).
+func ExitCode(err error) int { return exitcode.Of(err) }

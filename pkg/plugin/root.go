@@ -199,12 +199,9 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 		werr = errOut.err
 	}
 	if err != nil && (werr == nil || !errors.Is(err, werr)) {
+		// Silent: reported already, by the command (findings, the KRM function's framework).
 		var ee *ExitError
-		var reported interface{ Reported() bool }
-		switch {
-		case errors.As(err, &ee) && ee.Silent:
-		case errors.As(err, &reported) && reported.Reported():
-		default:
+		if !errors.As(err, &ee) || !ee.Silent {
 			fmt.Fprintf(errOut, "error: %v\n", err)
 		}
 	}
@@ -217,9 +214,10 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 }
 
 // internalErrors makes every error a command's own code returns without an
-// exit code (ExitError, or an ExitCode method) an internal error, exit 3: a
-// bug or the machine's fault, not the user's input. What is left untyped is
-// cobra's own (unknown command, wrong arguments): usage errors, exit 2.
+// exit code (an ExitError, exitcode.Error, which the KRM function returns
+// too) an internal error, exit 3: a bug or the machine's fault, not the
+// user's input. What is left untyped is cobra's own (unknown command, wrong
+// arguments): usage errors, exit 2.
 func internalErrors(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
 		internalErrors(c)
@@ -231,8 +229,7 @@ func internalErrors(cmd *cobra.Command) {
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		err := run(c, args)
 		var ee *ExitError
-		var coded interface{ ExitCode() int }
-		if err == nil || errors.As(err, &ee) || errors.As(err, &coded) {
+		if err == nil || errors.As(err, &ee) {
 			return err
 		}
 		return &ExitError{Code: ExitInternal, Err: err}
