@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -28,6 +27,7 @@ type CheckUpdateOptions struct {
 	Objects   []string
 	Strict    bool
 	ChunkSize int64
+	gateFlags
 
 	cluster *cluster
 	catalog *catalog.Catalog
@@ -105,6 +105,7 @@ DataLoss or Invalid change hurts at least one object or the server refuses the C
 	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")
 	completeFiles(cmd, "objects")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "CRD upgrade: exit 1 on any Breaking, DataLoss or Invalid change, whether or not it hurts an object")
+	o.gateFlags.AddFlags(cmd)
 	cmd.Flags().Int64Var(&o.ChunkSize, "chunk-size", 500, "CRD upgrade: list the cluster's objects this many at a time (0: all in one request)")
 	return cmd
 }
@@ -114,7 +115,7 @@ DataLoss or Invalid change hurts at least one object or the server refuses the C
 // kubeconfig's context.
 func (o *CheckUpdateOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.catalog = newCatalog(o.cluster, o.Offline, len(o.inputs.Old) == 0)
-	return nil
+	return o.gateFlags.Complete(cmd)
 }
 
 // Validate checks the flags.
@@ -158,53 +159,76 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cat := o.catalog
-	kinds := catalog.Kinds{}
-	// Objects that do not say what they are, and old objects the server
-	// cannot have stored (in.OldErrors), would be skipped or match nothing:
-	// refuse them all before anything is looked up.
-	var errs []error
 	upgrade := newUpgradeCheck(o.Output == "json")
 	defer upgrade.Close()
-	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
-		upgrade.visit(d)
-		kinds.Add(d.Object)
+	in, err := o.load(ctx, upgrade)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := newUpdateOutput(o.Output, o.gate)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if in.loader.Replacing() {
+		if err := out.addUpgrades(upgrade); err != nil {
+			return err
+		}
+	}
+	failed := upgrade.failed(o.Strict, o.gate)
+	refused, err := o.check(ctx, in, out)
+	if err != nil {
+		return err // nothing printed: the report of some objects is no verdict
+	}
+	if err := out.Finish(o.Out, o.ErrOut); err != nil {
+		return err
+	}
+	if failed || refused {
+		return errFindings
+	}
+	return nil
+}
+
+// load is the first pass, then the CRD upgrade of -f if any. Objects that
+// do not say what they are, and old objects the server cannot have stored,
+// would be skipped or match nothing: they are refused all before anything
+// is looked up.
+func (o *CheckUpdateOptions) load(ctx context.Context, upgrade *upgradeCheck) (*objectStream, error) {
+	var errs []error
+	in, err := o.inputs.scanObjects(o.In, o.ErrOut, o.catalog, func(d *document.Document) error {
 		if _, _, err := prune.Identify(d); err != nil {
 			errs = append(errs, err)
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer in.Close()
-	if err := inputErrors(o.ErrOut, append(errs, in.OldErrors...)); err != nil {
-		return err
+	err = inputErrors(o.ErrOut, append(errs, in.OldErrors...))
+	var run *catalog.Resolved
+	if err == nil {
+		run, err = in.Resolve(ctx, o.catalog, o.ErrOut)
 	}
-	if err := in.Resolve(ctx, cat, kinds, o.ErrOut); err != nil {
-		return err
+	if err == nil {
+		err = o.checkUpgrades(ctx, upgrade, in.loader.Replacing(), run)
 	}
-	if err := o.checkUpgrades(ctx, upgrade); err != nil {
-		return err
-	}
-
-	out, err := newUpdateOutput(o.Output)
 	if err != nil {
-		return err
+		in.Close()
+		return nil, err
 	}
-	defer out.Close()
-	if len(upgrade.names) > 0 {
-		if err := out.addUpgrades(upgrade); err != nil {
-			return err
-		}
-	}
-	refused := upgrade.failed(o.Strict)
-	// The documents are checked on every core, and reported in their order.
+	return in, nil
+}
+
+// check is the second pass: the documents checked on every core
+// (catalog.Update), reported in their order. refused: an object fails the
+// gate (its update refused, its kind defined by no CRD).
+func (o *CheckUpdateOptions) check(ctx context.Context, in *objectStream, out *updateOutput) (refused bool, err error) {
 	err = ordered.Map(ordered.Workers(), in.Documents, func(d *document.Document) []updated {
 		objs := d.Objects()
 		out := make([]updated, 0, len(objs))
 		for _, obj := range objs {
-			res, err := cat.Update(ctx, obj)
+			res, err := o.catalog.Update(ctx, obj)
 			out = append(out, updated{obj, res, err})
 			if err != nil {
 				break
@@ -214,31 +238,19 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	}, func(d *document.Document, checked []updated) error {
 		for _, u := range checked {
 			if u.err != nil {
-				var ie *document.InputError
-				if errors.As(u.err, &ie) {
-					return inputError(u.err)
-				}
-				return u.err
+				return asInputError(u.err)
 			}
 			res := u.res
 			if res.Status == catalog.UpdateSkipped {
 				continue
 			}
 			out.Add(updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings})
-			refused = refused || len(res.Refused) > 0
+			refused = refused || len(res.Refused) > 0 && o.gate.FailsOn(finding.Update) ||
+				res.Status == catalog.UpdateMissingCRD && o.gate.FailsOn(finding.MissingCRD)
 		}
 		return nil
 	})
-	if err != nil {
-		return err // nothing printed: the report of some objects is no verdict
-	}
-	if err := out.Finish(o.Out, o.ErrOut); err != nil {
-		return err
-	}
-	if refused {
-		return errFindings
-	}
-	return nil
+	return refused, err
 }
 
 // updated is what the catalog's Update says of an object.
@@ -248,24 +260,18 @@ type updated struct {
 	err error
 }
 
-// checkUpgrades checks the upgrade of the CRDs of -f, if any: the
-// changes, then the existing objects of --objects, else the cluster's.
-func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck) error {
-	if len(u.names) == 0 {
+// checkUpgrades checks the upgrade of the CRDs of -f, if any (replacing):
+// the changes the loader found (run), then the existing objects of
+// --objects, else the cluster's.
+func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck, replacing bool, run *catalog.Resolved) error {
+	if !replacing {
 		if len(o.Objects) > 0 {
 			return usageErrorf("--objects: the existing objects of a CRD upgrade, and -f holds no CustomResourceDefinition")
 		}
 		return nil
 	}
-	var err error
-	if u.upgrades, err = o.catalog.Upgrades(ctx, u.names); err != nil {
-		var ie *document.InputError
-		if errors.As(err, &ie) {
-			return inputError(err) // a new CRD a create of would be refused
-		}
-		return err
-	}
-	for _, name := range u.newCRDsWithoutOld() {
+	u.upgrades = run.Upgrades
+	for _, name := range run.Unreplaced {
 		from := "the cluster"
 		if o.Offline || len(o.inputs.Old) > 0 {
 			from = "--old"
@@ -285,33 +291,33 @@ func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck)
 		}
 	case o.Offline && len(o.catalog.OldObjects()) > 0:
 		// The old objects are what the cluster holds, as far as files tell.
-		olds := o.catalog.OldObjects()
-		err := u.checkObjects(o.catalog, func(emit func(*document.Document) error) error {
-			for _, d := range olds {
-				if err := emit(d); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, func(_ *document.Document, err error) error { return inputError(err) }, nil)
-		if err != nil {
-			return err
-		}
+		return u.scan(o.catalog, docsOf(o.catalog.OldObjects()), func(_ *document.Document, err error) error { return inputError(err) }, nil)
 	case o.Offline:
 		fmt.Fprintf(o.ErrOut, "Warning: no existing objects checked: give them with --objects FILE|DIR\n")
 	default:
-		if err := u.objectsFromCluster(ctx, o.cluster, o.catalog, o.ChunkSize, o.ErrOut); err != nil {
-			return err
-		}
+		return u.objectsFromCluster(ctx, o.cluster, o.catalog, o.ChunkSize, o.ErrOut)
 	}
 	return nil
 }
 
+// docsOf are docs as a sequence.
+func docsOf(docs []*document.Document) catalog.Docs {
+	return func(yield func(*document.Document, error) bool) {
+		for _, d := range docs {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+}
+
 // printUpdateItem writes an item of the text report: a line per verdict on
 // out, what the server drops as warnings on errOut.
-func printUpdateItem(out, errOut io.Writer, it updateItem) {
+func printUpdateItem(out, errOut io.Writer, gate finding.Gate, it updateItem) {
 	if it.Status == string(catalog.UpdateMissingCRD) {
-		fmt.Fprintf(errOut, "Warning: %s: %s: not checked (%s)\n", it.Object, finding.NoCRD(it.Object).Message, it.Source)
+		f := finding.NoCRD(it.Object)
+		f.Line = it.Source.Line
+		printFindings(errOut, gate, it.Object, it.Source, []finding.Finding{f})
 		return
 	}
 	for _, w := range it.Warnings {

@@ -4,16 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
 // inputFlags are the file inputs of a command: the objects (-f), the CRDs
@@ -198,93 +194,6 @@ func readFile(name string) ([]*document.Document, error) {
 	}
 	defer f.Close()
 	return document.Read(f, name)
-}
-
-// crdAdder adds the CRDs of the inputs to a catalog in the order they are
-// read: a later one replaces an earlier one of the same group and kind. A
-// CRD defined twice, differently, is a warning naming both sources and the
-// one used. A CRD the server would refuse is an error: the first one is
-// kept, and no CRD is added after it. (Of a CRD about to replace another,
-// the server's verdict is catalog.Upgrades'.)
-//
-// The costly part, decoding and the server's validation of each CRD
-// (catalog.PrepareCRD), runs on other goroutines while the inputs are read,
-// one per core: the reader parses less than a preparation takes, and a core
-// left to it alone idles (on 2 cores, 127 CRDs load in 1.7 s rather than
-// 2.2, for 50 MiB more at the peak). The CRDs are added in order as they are
-// ready, and all of them by wait.
-type crdAdder struct {
-	cat   *catalog.Catalog
-	twice []inputWarning
-	err   error
-
-	pending []chan *catalog.PreparedCRD // in the order read
-	slots   chan struct{}
-}
-
-// add adds d when it is a CRD; replaces: one about to replace the version
-// before it (catalog.PrepareReplacement).
-func (a *crdAdder) add(d *document.Document, replaces bool) {
-	if a.err != nil {
-		return
-	}
-	if ref := prune.Ref(d.Object); !schema.IsCRD(ref.APIVersion, ref.Kind) {
-		return
-	}
-	if a.slots == nil {
-		// More preparations at once than cores would only raise the peak memory.
-		a.slots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	}
-	ready := make(chan *catalog.PreparedCRD, 1)
-	a.pending = append(a.pending, ready)
-	a.slots <- struct{}{}
-	go func() {
-		if replaces {
-			ready <- a.cat.PrepareReplacement(d)
-		} else {
-			ready <- a.cat.PrepareCRD(d)
-		}
-		<-a.slots
-	}()
-	a.collect(false)
-}
-
-// collect adds the prepared CRDs at the head of the queue: those ready, or
-// with wait all of them.
-func (a *crdAdder) collect(wait bool) {
-	for len(a.pending) > 0 && a.err == nil {
-		var p *catalog.PreparedCRD
-		if wait {
-			p = <-a.pending[0]
-		} else {
-			select {
-			case p = <-a.pending[0]:
-			default:
-				return
-			}
-		}
-		a.pending = a.pending[1:]
-		_, findings, err := a.cat.AddPrepared(p)
-		if err != nil {
-			a.err = inputError(err)
-			return
-		}
-		for _, f := range findings {
-			// Defined twice, and what the server warns of (CRDWarning):
-			// warnings about the inputs, as kubectl prints the server's.
-			if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
-				d := p.Document()
-				a.twice = append(a.twice, inputWarning{Object: prune.Ref(d.Object), Source: d.Source, Message: f.Message})
-			}
-		}
-	}
-}
-
-// wait adds every CRD read; the error is the first the server would refuse.
-func (a *crdAdder) wait() error {
-	a.collect(true)
-	a.pending = nil // after an error, what is still prepared is dropped
-	return a.err
 }
 
 // warningsOf are the warnings about a document as read: a List's, then

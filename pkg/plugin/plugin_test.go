@@ -204,18 +204,62 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func TestMissingCRDWarns(t *testing.T) {
-	r := run(t, "", "prune", "--offline", "-f", "testdata/bad/missing-crd.yaml")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	want := "Warning: Bar x: no CustomResourceDefinition for nowhere.example.com/v1, kind Bar: passed through unchanged (testdata/bad/missing-crd.yaml:1)\n"
-	if r.stderr != want {
-		t.Errorf("stderr = %q, want %q", r.stderr, want)
-	}
+// An object of a kind nothing defines passes through unchanged, unchecked:
+// by default an error (exit 1), so that a gate fails closed offline too;
+// --ignore-missing-crds makes it a warning, as does a --fail-on without
+// MissingCRD.
+func TestMissingCRDFailsClosed(t *testing.T) {
+	const line = "no CustomResourceDefinition for nowhere.example.com/v1, kind Bar: not checked (testdata/bad/missing-crd.yaml:1)\n"
 	in, _ := os.ReadFile("testdata/bad/missing-crd.yaml")
-	if r.stdout != string(in) {
-		t.Errorf("not passed through unchanged:\n%s", r.stdout)
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{nil, 1, "Error: Bar x: " + line},
+		{[]string{"--ignore-missing-crds"}, 0, "Warning: Bar x: " + line},
+		{[]string{"--fail-on=Invalid"}, 0, "Warning: Bar x: " + line},
+		{[]string{"--fail-on="}, 0, "Warning: Bar x: " + line},
+		{[]string{"--fail-on-prune"}, 1, "Error: Bar x: " + line},
+		{[]string{"--fail-on-prune", "--ignore-missing-crds"}, 0, "Warning: Bar x: " + line},
+	} {
+		r := run(t, "", append([]string{"prune", "--offline", "-f", "testdata/bad/missing-crd.yaml"}, tc.args...)...)
+		if r.code != tc.code || r.stderr != tc.stderr {
+			t.Errorf("%v: exit %d, stderr %q; want %d, %q", tc.args, r.code, r.stderr, tc.code, tc.stderr)
+		}
+		if r.stdout != string(in) {
+			t.Errorf("%v: not passed through unchanged:\n%s", tc.args, r.stdout)
+		}
+	}
+	if r := run(t, "", "prune", "--offline", "-f", "testdata/bad/missing-crd.yaml", "--fail-on=Prune,Typo"); r.code != 2 || !strings.Contains(r.stderr, `unknown finding "Typo"`) {
+		t.Errorf("an unknown --fail-on: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// The typo of the issue: an object of operatons.example.com, which the
+// CRD given does not define, fails prune and check-update offline.
+func TestTypoInGroupFailsTheGate(t *testing.T) {
+	job, err := os.ReadFile("../../examples/maintenance/job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := filepath.Join(t.TempDir(), "job.yaml")
+	if err := os.WriteFile(typo, bytes.Replace(job, []byte("operations.example.com/v1"), []byte("operatons.example.com/v1"), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	crd := "../../examples/maintenance/crd.yaml"
+	for _, args := range [][]string{
+		{"prune", "--offline", "--crd-file", crd, "-f", typo, "--fail-on-prune"},
+		{"check-update", "--offline", "--crd-file", crd, "-f", typo, "--old", typo},
+	} {
+		r := run(t, "", args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "Error: ") || !strings.Contains(r.stderr, "no CustomResourceDefinition for operatons.example.com/v1") {
+			t.Errorf("%s: exit %d, stderr:\n%s", args[0], r.code, r.stderr)
+		}
+		r = run(t, "", append(args, "--ignore-missing-crds")...)
+		if r.code != 0 || !strings.Contains(r.stderr, "Warning: ") {
+			t.Errorf("%s --ignore-missing-crds: exit %d, stderr:\n%s", args[0], r.code, r.stderr)
+		}
 	}
 }
 

@@ -3,12 +3,12 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -24,9 +24,10 @@ type PruneOptions struct {
 	reportSet   bool // --report was given, maybe empty
 	Defaults    bool
 	FailOnPrune bool
-	Offline     bool
-	InPlace     bool
-	Diff        bool
+	gateFlags
+	Offline bool
+	InPlace bool
+	Diff    bool
 
 	cluster  *cluster
 	catalog  *catalog.Catalog
@@ -61,8 +62,9 @@ only when an object needs one; --crd-file adds or overrides CRDs, and CustomReso
 the inputs (which pass through unchanged) override both: you are about to apply them. An object of a
 kind that no CRD defines and the cluster does not serve is refused, as kubectl apply would be.
 
-With --offline the cluster is never contacted: schemas come only from --crd-file and the inputs, and
-an object whose CRD is unknown passes through with a warning.
+With --offline the cluster is never contacted: schemas come only from --crd-file and the inputs. An
+object of a kind that no CRD defines passes through unchecked, and is an error (exit 1: a typo in
+its apiVersion would pass unchecked) unless --ignore-missing-crds makes it a warning.
 
 --in-place rewrites each file of -f that changes with what the server would store, comments and
 layout kept, and prints nothing; --diff prints what it would change as a unified diff and exits 1
@@ -103,7 +105,8 @@ written.
 	o.outputFlags.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Report, "report", "", "write a JSON report of every change to this file, - for stdout")
 	cmd.Flags().BoolVar(&o.Defaults, "defaults", false, "apply the schema's defaults as the server does (the output is what it stores)")
-	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything")
+	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything (adds Prune to --fail-on)")
+	o.gateFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: schemas only from --crd-file and the inputs")
 	cmd.Flags().BoolVar(&o.InPlace, "in-place", false, "rewrite the files of -f that change with what the server would store (comments kept), print nothing")
 	cmd.Flags().BoolVar(&o.Diff, "diff", false, "print what --in-place would change as a unified diff, change nothing; exit 1 if anything would")
@@ -116,6 +119,12 @@ written.
 func (o *PruneOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.catalog = newCatalog(o.cluster, o.Offline, false)
 	o.reportSet = cmd.Flags().Changed("report")
+	if err := o.gateFlags.Complete(cmd); err != nil {
+		return err
+	}
+	if o.FailOnPrune {
+		o.gate = o.gate.With(finding.Prune)
+	}
 	return nil
 }
 
@@ -139,72 +148,17 @@ func (o *PruneOptions) Validate() error {
 // (objectStream). What it prints is held in spools until the last document
 // is checked, so that nothing reaches a pipeline when a document is bad.
 func (o *PruneOptions) Run(ctx context.Context) error {
-	cat := o.catalog
-	kinds := catalog.Kinds{}
-	var nsErr error
-	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
-		kinds.Add(d.Object)
-		// Objects in another namespace than an explicit -n are refused, as kubectl apply refuses them.
-		if err := cat.Namespaces().Check(d); err != nil && nsErr == nil {
-			nsErr = inputError(err)
-		}
-		return nil
-	})
+	in, err := o.load(ctx)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if err := in.Resolve(ctx, cat, kinds, o.ErrOut); err != nil {
-		return err
-	}
-	if nsErr != nil {
-		return nsErr
-	}
-
 	out, err := o.newPruneOutput()
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	var (
-		errs    []error
-		changed bool
-		invalid bool
-		done    int
-	)
-	opts := catalog.PruneOptions{Defaults: o.Defaults, Validate: true}
-	o.progress = newProgress(o.ErrOut, in.Objects, "objects")
-	// The documents are checked on every core, and reported and written in
-	// their order.
-	err = ordered.Map(ordered.Workers(), in.Documents, func(d *document.Document) []pruned {
-		objs := d.Objects()
-		out := make([]pruned, len(objs))
-		for i, obj := range objs {
-			out[i].res, out[i].findings, out[i].err = cat.Prune(obj, opts) // in the namespace where kubectl apply puts it
-		}
-		return out
-	}, func(d *document.Document, checked []pruned) error {
-		var results []*prune.Result
-		for _, p := range checked {
-			o.progress.step(done)
-			done++
-			if p.err != nil {
-				errs = append(errs, p.err)
-				continue
-			}
-			results = append(results, p.res)
-			o.warn(p.res, p.findings)
-			if len(p.res.Changes) > 0 {
-				changed = true
-			}
-			invalid = invalid || p.res.Status == prune.Invalid
-		}
-		if len(errs) > 0 {
-			return nil // nothing more is written: the run fails
-		}
-		return out.Add(d, results)
-	})
-	o.progress.clear()
+	failed, errs, err := o.check(ctx, in, out)
 	if err != nil {
 		return err
 	}
@@ -216,50 +170,101 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// An object the server refuses is a finding whatever --fail-on-prune says: applying the
-	// output would fail. It is printed all the same, pruned: the output stays the input as
-	// the server sees it, and a pipeline that applies it gets the server's own refusal
-	// rather than a stream with an object silently missing.
-	if invalid || (o.FailOnPrune && changed) || (o.Diff && rewrote) {
+	// An object that fails the gate is printed all the same, pruned: the
+	// output stays the input as the server sees it, and a pipeline that
+	// applies it gets the server's own refusal rather than a stream with
+	// an object silently missing.
+	if failed || (o.Diff && rewrote) {
 		return errFindings
 	}
 	return nil
 }
 
-// pruned is what the catalog's Prune says of an object.
-type pruned struct {
-	res      *prune.Result
-	findings []finding.Finding
-	err      error
+// load is the first pass: the CRDs added, the kinds of the objects
+// resolved. Objects in another namespace than an explicit -n are refused,
+// as kubectl apply refuses them.
+func (o *PruneOptions) load(ctx context.Context) (*objectStream, error) {
+	cat := o.catalog
+	var nsErr error
+	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
+		if err := cat.Namespaces().Check(d); err != nil && nsErr == nil {
+			nsErr = inputError(err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := in.Resolve(ctx, cat, o.ErrOut); err != nil {
+		in.Close()
+		return nil, err
+	}
+	if nsErr != nil {
+		in.Close()
+		return nil, nsErr
+	}
+	return in, nil
 }
 
-// warn prints a line per finding, kubectl-style.
-func (o *PruneOptions) warn(res *prune.Result, findings []finding.Finding) {
-	o.progress.clear()
-	switch res.Status {
-	case prune.MissingCRD:
-		if builtin.IsBuiltin(res.Object.APIVersion) {
-			return
+// check is the second pass: the documents checked on every core
+// (catalog.Check), reported and written in their order. failed: a finding
+// fails the gate; errs are the objects the server would not decode.
+func (o *PruneOptions) check(ctx context.Context, in *objectStream, out *pruneOutput) (failed bool, errs []error, err error) {
+	opts := catalog.CheckOptions{Defaults: o.Defaults}
+	o.progress = newProgress(o.ErrOut, in.Objects, "objects")
+	defer o.progress.clear()
+	done := 0
+	err = ordered.Map(ordered.Workers(), in.Documents, func(d *document.Document) []verdict {
+		objs := d.Objects()
+		out := make([]verdict, len(objs))
+		for i, obj := range objs {
+			out[i].v, out[i].err = o.catalog.Check(ctx, obj, opts) // in the namespace where kubectl apply puts it
 		}
-		fmt.Fprintf(o.ErrOut, "Warning: %s: no CustomResourceDefinition for %s, kind %s: passed through unchanged (%s)\n",
-			res.Object, res.Object.APIVersion, res.Object.Kind, res.Source)
-		return
-	case prune.IsCRD:
-		return
-	}
+		return out
+	}, func(d *document.Document, checked []verdict) error {
+		var results []*prune.Result
+		for _, c := range checked {
+			o.progress.step(done)
+			done++
+			if c.err != nil {
+				errs = append(errs, c.err)
+				continue
+			}
+			results = append(results, c.v.Result)
+			failed = o.warn(c.v) || failed
+		}
+		if len(errs) > 0 {
+			return nil // nothing more is written: the run fails
+		}
+		return out.Add(d, results)
+	})
+	return failed, errs, err
+}
+
+// verdict is what the catalog's Check says of an object.
+type verdict struct {
+	v   *catalog.Verdict
+	err error
+}
+
+// warn prints a line per finding, kubectl-style: an error when it fails
+// the gate (failed), else a warning.
+func (o *PruneOptions) warn(v *catalog.Verdict) (failed bool) {
+	o.progress.clear()
+	return printFindings(o.ErrOut, o.gate, v.Result.Object, v.Result.Source, v.Findings)
+}
+
+// printFindings prints findings about obj of src, a line each: "Error"
+// when the finding fails the gate (failed), else "Warning".
+func printFindings(w io.Writer, gate finding.Gate, obj prune.ObjectRef, src document.Source, findings []finding.Finding) (failed bool) {
 	for _, f := range findings {
 		level := "Warning"
-		if f.Severity == finding.Error {
-			level = "Error"
+		if gate.Fails(f) {
+			level, failed = "Error", true
 		}
-		fmt.Fprintf(o.ErrOut, "%s: %s: %s (%s)\n", level, res.Object, f.Message, document.Source{File: res.Source.File, Line: f.Line})
+		fmt.Fprintf(w, "%s: %s: %s (%s)\n", level, obj, f.Message, document.Source{File: src.File, Line: f.Line})
 	}
-	if res.StorageUnchecked {
-		fmt.Fprintf(o.ErrOut, "Warning: %s: stored as %s through the CRD's conversion webhook: what that version keeps is not checked (%s)\n", res.Object, res.StorageVersion, res.Source)
-	}
-	if res.Reformatted != "" {
-		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", res.Object, res.Reformatted, res.Source)
-	}
+	return failed
 }
 
 // jsonString is v as compact JSON, for messages.

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // objectStream reads the inputs of a command that streams in two passes, so
@@ -41,9 +44,7 @@ type objectStream struct {
 	keptSize int
 	keeping  bool
 
-	crds crdAdder
-	// replaces: the CRDs of -f replace the versions before them (inputFlags).
-	replaces bool
+	loader *catalog.Loader
 }
 
 // keepBytes is how much document text the first pass keeps for the second
@@ -71,100 +72,137 @@ func (f *inputFlags) scanObjects(stdin io.Reader, errOut io.Writer, cat *catalog
 	return in, nil
 }
 
-// Scan reads every input once (see objectStream) and adds to cat the CRDs
-// of --crd-file, then those among the objects (see crdAdder), then the old
-// objects of --old; visit sees each object of -f, the items of Lists one by
-// one, and may stop the scan with an error. The caller closes the stream.
+// Scan reads every input once (see objectStream) into the engine's loader
+// (catalog.Loader): the CRDs of --crd-file, then the objects of -f and
+// their CRDs, then the old objects of --old; visit sees each object of -f,
+// the items of Lists one by one, and may stop the scan with an error. The
+// caller closes the stream.
 func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	s := &objectStream{keeping: true, crds: crdAdder{cat: cat}, replaces: f.replaces}
-	for _, src := range f.sources(&inputDocs{}) {
-		for _, name := range src.names {
-			files := []string{"-"}
-			if name != "-" {
-				var err error
-				if files, err = document.Files(name, f.Recursive); err != nil {
-					s.Close()
-					return nil, inputError(err)
-				}
-			}
-			for _, file := range files {
-				if err := s.scanFile(file, stdin, src.flag, visit); err != nil {
-					s.Close()
-					return nil, err
-				}
-			}
-		}
-	}
-	// Reading errors come first, then the CRDs the server would refuse.
-	if err := s.crds.wait(); err != nil {
+	s := &objectStream{keeping: true, loader: cat.Load()}
+	if err := s.scan(f, stdin, visit); err != nil {
 		s.Close()
 		return nil, err
 	}
-	s.Warnings = append(s.Warnings, s.crds.twice...)
+	s.Objects, s.OldErrors = s.loader.Objects, s.loader.OldErrors
+	// Defined twice, and what the server warns of (CRDWarning): warnings
+	// about the inputs, as kubectl prints the server's.
+	for _, a := range s.loader.CRDs {
+		for _, f := range a.Findings {
+			if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
+				s.Warnings = append(s.Warnings, inputWarning{Object: prune.Ref(a.Document.Object), Source: a.Document.Source, Message: f.Message})
+			}
+		}
+	}
 	return s, nil
 }
 
-// scanFile reads one file of an input flag (- for stdin).
-func (s *objectStream) scanFile(name string, stdin io.Reader, flag string, visit func(*document.Document) error) error {
-	objects := flag == "-f"
-	in, again, err := s.open(name, stdin, objects)
-	if err != nil {
-		return err
+// scan hands each input flag's documents to the loader; reading errors
+// come first, then the CRDs the server would refuse.
+func (s *objectStream) scan(f *inputFlags, stdin io.Reader, visit func(*document.Document) error) error {
+	l := s.loader
+	for _, src := range f.sources(&inputDocs{}) {
+		docs := s.documents(src, f.Recursive, stdin)
+		var err error
+		switch src.flag {
+		case "--crd-file":
+			err = l.Schemas(docs)
+		case "-f":
+			err = l.Inputs(docs, f.replaces, visit)
+		case "--old":
+			err = l.Previous(docs)
+		}
+		if err != nil {
+			return asInputError(err)
+		}
 	}
-	defer in.Close()
-	if objects {
-		s.inputs = append(s.inputs, again)
-	}
-	// Documents are parsed on every core, and seen here in their order.
-	var visitErr error
-	err = document.NewReader(in, name).Each(ordered.Workers(), func(d *document.Document) error {
-		visitErr = s.scanDocument(d, flag, visit)
-		return visitErr
-	})
-	if err != nil && err != visitErr {
+	return asInputError(l.Added())
+}
+
+// asInputError is err with exit code 2 when it is bad input (a
+// *document.InputError the engine returned, not yet given a code); other
+// errors are as they are (the cluster's carry theirs).
+func asInputError(err error) error {
+	var ee *ExitError
+	var ie *document.InputError
+	if errors.As(err, &ie) && !errors.As(err, &ee) {
 		return inputError(err)
 	}
 	return err
 }
 
-// scanDocument is scanFile's for one document of a file of flag.
-func (s *objectStream) scanDocument(d *document.Document, flag string, visit func(*document.Document) error) error {
-	objects := flag == "-f"
-	s.Warnings = append(s.Warnings, warningsOf(d)...)
-	for _, o := range d.Objects() {
-		if flag == "--old" {
-			// A CRD of --old is the one a CRD of -f replaces.
-			if ok, err := s.crds.cat.AddPreviousCRD(o); ok {
-				if err != nil {
-					s.OldErrors = append(s.OldErrors, err)
+// documents are the documents of an input flag's files, - for stdin, in
+// order: each file's parsed on every core. Those of -f are kept for the
+// second pass, or it will read them again.
+func (s *objectStream) documents(src inputSource, recursive bool, stdin io.Reader) catalog.Docs {
+	return func(yield func(*document.Document, error) bool) {
+		for _, name := range src.names {
+			files := []string{"-"}
+			if name != "-" {
+				var err error
+				if files, err = document.Files(name, recursive); err != nil {
+					yield(nil, inputError(err))
+					return
 				}
-				continue
 			}
-			if err := s.crds.cat.AddOld(o); err != nil {
-				s.OldErrors = append(s.OldErrors, err)
+			for _, file := range files {
+				if !s.fileDocuments(file, stdin, src.flag == "-f", yield) {
+					return
+				}
 			}
-			continue
-		}
-		s.crds.add(o, objects && s.replaces)
-		if !objects {
-			continue
-		}
-		s.Objects++
-		if err := visit(o); err != nil {
-			return err
 		}
 	}
-	if objects && s.keeping {
-		s.keptSize += len(d.Raw())
-		s.kept = append(s.kept, d)
-		if s.keptSize > keepBytes {
-			s.keeping, s.kept = false, nil
-		}
+}
+
+// fileDocuments yields the documents of one file of an input flag (objects:
+// of -f); false when the range stopped.
+func (s *objectStream) fileDocuments(name string, stdin io.Reader, objects bool, yield func(*document.Document, error) bool) bool {
+	in, again, err := s.open(name, stdin, objects)
+	if err != nil {
+		yield(nil, err)
+		return false
 	}
-	return nil
+	defer in.Close()
+	if objects {
+		s.inputs = append(s.inputs, again)
+	}
+	stopped := false
+	err = document.NewReader(in, name).Each(ordered.Workers(), func(d *document.Document) error {
+		s.Warnings = append(s.Warnings, warningsOf(d)...)
+		if objects {
+			s.keep(d)
+		}
+		if !yield(d, nil) {
+			stopped = true
+			return errStopped
+		}
+		return nil
+	})
+	if stopped {
+		return false
+	}
+	if err != nil {
+		yield(nil, inputError(err))
+		return false
+	}
+	return true
+}
+
+// errStopped stops a reader when the loader stopped ranging.
+var errStopped = errors.New("stopped")
+
+// keep keeps a document of -f for the second pass while the input is small.
+func (s *objectStream) keep(d *document.Document) {
+	if !s.keeping {
+		return
+	}
+	s.keptSize += len(d.Raw())
+	s.kept = append(s.kept, d)
+	if s.keptSize > keepBytes {
+		s.keeping, s.kept = false, nil
+	}
 }
 
 // open opens a file (- for stdin) for the first pass, and says how the
@@ -199,19 +237,19 @@ func (s *objectStream) open(name string, stdin io.Reader, again bool) (io.ReadCl
 	}{io.TeeReader(in, spool), in}, r, nil
 }
 
-// Resolve readies cat for the objects, of kinds, once Scan added the CRDs
-// (Catalog.Resolve), and refuses the objects kubectl apply would not map,
-// read again to name them: every refusal printed on errOut, the last
-// returned, an input error.
-func (s *objectStream) Resolve(ctx context.Context, cat *catalog.Catalog, kinds catalog.Kinds, errOut io.Writer) error {
-	if err := cat.Resolve(ctx, kinds); err != nil {
-		return err
+// Resolve ends the loading (catalog.Loader.Resolve), and refuses the
+// objects kubectl apply would not map, read again to name them: every
+// refusal printed on errOut, the last returned, an input error.
+func (s *objectStream) Resolve(ctx context.Context, cat *catalog.Catalog, errOut io.Writer) (*catalog.Resolved, error) {
+	run, err := s.loader.Resolve(ctx)
+	if err != nil {
+		return nil, asInputError(err)
 	}
 	if !cat.Refuses() {
-		return nil
+		return run, nil
 	}
 	var errs []error
-	err := s.Documents(func(d *document.Document) error {
+	err = s.Documents(func(d *document.Document) error {
 		for _, obj := range d.Objects() {
 			if err := cat.Refusal(obj); err != nil {
 				errs = append(errs, err)
@@ -220,9 +258,9 @@ func (s *objectStream) Resolve(ctx context.Context, cat *catalog.Catalog, kinds 
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return inputErrors(errOut, errs)
+	return nil, inputErrors(errOut, errs)
 }
 
 // Documents calls fn with each document of -f as read, in order: the kept

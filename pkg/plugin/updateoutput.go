@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 )
 
 // updateOutput is where check-update writes its report, an item at a time:
@@ -24,14 +25,16 @@ type updateOutput struct {
 	// upgrades, of -o json, follow the items.
 	upgrades  []upgradeReport
 	isUpgrade bool
+	// gate says which findings are errors.
+	gate finding.Gate
 }
 
-func newUpdateOutput(format string) (*updateOutput, error) {
+func newUpdateOutput(format string, gate finding.Gate) (*updateOutput, error) {
 	spool, err := safewrite.NewSpool()
 	if err != nil {
 		return nil, &ExitError{Code: ExitInternal, Err: fmt.Errorf("a spool for the output: %w", err)}
 	}
-	u := &updateOutput{spool: spool}
+	u := &updateOutput{spool: spool, gate: gate}
 	if format == "json" {
 		u.doc = &jsonObjectWriter{w: spool}
 		u.doc.Key("items")
@@ -57,7 +60,7 @@ func (u *updateOutput) Add(it updateItem) {
 		u.items.Add(it)
 		return
 	}
-	printUpdateItem(u.out, u.errOut, it)
+	printUpdateItem(u.out, u.errOut, u.gate, it)
 }
 
 // Finish writes the report on out, and on errOut the text report's

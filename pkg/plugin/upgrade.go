@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,7 +21,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
 // upgradeCheck is check-update's CRD upgrade: the CRDs of -f replace the
@@ -30,14 +28,8 @@ import (
 // object (of --objects, else the cluster's) is run through the new CRD's
 // read, create and update path (catalog.UpgradeImpact).
 type upgradeCheck struct {
-	// names are the CRDs of -f: those of --crd-file are schemas, not upgrades.
-	names map[string]bool
-
+	// upgrades count the objects checked and hurt (catalog.Upgrade).
 	upgrades []*catalog.Upgrade
-	// checked counts the objects checked, by CRD name; hurt those an
-	// upgrade hurts (a DataLoss or Invalid finding).
-	checked map[string]int
-	hurt    map[string]int
 	// objects hold, by CRD name, what the report says of each object, in
 	// the order checked, on disk: a scan of any size takes the memory of
 	// one object. With json, every object changed or hurt, each an
@@ -49,7 +41,7 @@ type upgradeCheck struct {
 }
 
 func newUpgradeCheck(json bool) *upgradeCheck {
-	return &upgradeCheck{names: map[string]bool{}, checked: map[string]int{}, hurt: map[string]int{}, json: json, objects: map[string]*objectRecords{}}
+	return &upgradeCheck{json: json, objects: map[string]*objectRecords{}}
 }
 
 // Close removes the spools.
@@ -102,30 +94,13 @@ func (r *objectRecords) each(fn func([]byte) error) error {
 // upgrades[].objects in -o json, four levels deep.
 const upgradeObjectIndent = "        "
 
-// visit notes the CRDs among the objects of -f.
-func (u *upgradeCheck) visit(d *document.Document) {
-	if ref := prune.Ref(d.Object); schema.IsCRD(ref.APIVersion, ref.Kind) && ref.Name != "" {
-		u.names[ref.Name] = true
-	}
-}
-
-// checkObjects checks the existing objects produce emits on every core
-// (catalog.ComputeImpact) and records them in their order (record). what
-// turns the error of an object into the run's; step, when not nil, follows
-// each object.
-func (u *upgradeCheck) checkObjects(cat *catalog.Catalog, produce func(emit func(*document.Document) error) error,
-	what func(*document.Document, error) error, step func()) error {
-	type computed struct {
-		imp *catalog.Impact
-		err error
-	}
-	return ordered.Map(ordered.Workers(), produce, func(d *document.Document) computed {
-		imp, err := cat.ComputeImpact(d)
-		return computed{imp, err}
-	}, func(d *document.Document, c computed) error {
-		err := c.err
+// scan runs the existing objects through their upgrades on every core and
+// records them in their order (catalog.ScanImpacts). what turns the error
+// of an object into the run's; step, when not nil, follows each object.
+func (u *upgradeCheck) scan(cat *catalog.Catalog, objects catalog.Docs, what func(*document.Document, error) error, step func()) error {
+	return cat.ScanImpacts(objects, func(d *document.Document, imp *crdupgrade.ObjectImpact, findings []finding.Finding, err error) error {
 		if err == nil {
-			err = u.record(cat, c.imp)
+			err = u.record(imp, findings)
 		}
 		if err != nil {
 			return what(d, err)
@@ -137,25 +112,19 @@ func (u *upgradeCheck) checkObjects(cat *catalog.Catalog, produce func(emit func
 	})
 }
 
-// record counts one existing object's impact (nil: not of an upgraded
-// kind) and keeps what the report says of it.
-func (u *upgradeCheck) record(cat *catalog.Catalog, computed *catalog.Impact) error {
-	if computed == nil {
+// record keeps what the report says of one existing object (imp nil: not
+// of an upgraded kind), which the catalog counted.
+func (u *upgradeCheck) record(imp *crdupgrade.ObjectImpact, findings []finding.Finding) error {
+	if imp == nil {
 		u.skipped++
 		return nil
 	}
-	findings := cat.AddImpact(computed)
-	imp := computed.ObjectImpact
-	u.checked[imp.CRD]++
 	if len(findings) == 0 {
 		return nil
 	}
 	hurt := false
 	for _, f := range findings {
 		hurt = hurt || f.Severity == finding.Error
-	}
-	if hurt {
-		u.hurt[imp.CRD]++
 	}
 	if !hurt && !u.json {
 		return nil
@@ -222,16 +191,22 @@ func (u *upgradeCheck) objectsFromFile(cat *catalog.Catalog, name string, stdin 
 		defer f.Close()
 		in = f
 	}
-	return u.checkObjects(cat, func(emit func(*document.Document) error) error {
-		return document.NewReader(in, name).Each(ordered.Workers(), func(d *document.Document) error {
+	objects := func(yield func(*document.Document, error) bool) {
+		stopped := false
+		err := document.NewReader(in, name).Each(ordered.Workers(), func(d *document.Document) error {
 			for _, o := range d.Objects() {
-				if err := emit(o); err != nil {
-					return err
+				if !yield(o, nil) {
+					stopped = true
+					return errStopped
 				}
 			}
 			return nil
 		})
-	}, func(_ *document.Document, err error) error { return inputError(err) }, nil)
+		if err != nil && !stopped {
+			yield(nil, inputError(err))
+		}
+	}
+	return u.scan(cat, objects, func(_ *document.Document, err error) error { return inputError(err) }, nil)
 }
 
 // objectsFromCluster lists the objects of each upgraded CRD in every
@@ -264,16 +239,16 @@ func (u *upgradeCheck) listAndCheck(ctx context.Context, c *cluster, cat *catalo
 	go func() {
 		defer close(checked)
 		done := 0
-		checkErr = u.checkObjects(cat, func(emit func(*document.Document) error) error {
+		objects := func(yield func(*document.Document, error) bool) {
 			for items := range pages {
 				for i := range items {
-					if err := emit(&document.Document{Object: items[i].Object}); err != nil {
-						return err
+					if !yield(&document.Document{Object: items[i].Object}, nil) {
+						return
 					}
 				}
 			}
-			return nil
-		}, func(d *document.Document, err error) error {
+		}
+		checkErr = u.scan(cat, objects, func(d *document.Document, err error) error {
 			cancel() // the lister stops: the scan failed
 			var ie *document.InputError
 			if errors.As(err, &ie) {
@@ -315,17 +290,13 @@ func (u *upgradeCheck) listAndCheck(ctx context.Context, c *cluster, cat *catalo
 	return listErr
 }
 
-// failed says whether the upgrade fails the run: a Breaking, DataLoss or
-// Invalid change that hurts at least one object, or that the server
-// refuses the CRD update; strict, any such change at all.
-func (u *upgradeCheck) failed(strict bool) bool {
+// failed says whether the upgrade fails the run: a change the gate fails
+// on that fails its upgrade (catalog.ChangeVerdict; strict: any Breaking,
+// DataLoss or Invalid change at all).
+func (u *upgradeCheck) failed(strict bool, gate finding.Gate) bool {
 	for _, up := range u.upgrades {
-		for _, a := range up.Tally.Affected() {
-			switch {
-			case a.Change.Severity.Rank() > crdupgrade.Invalid.Rank():
-			case strict, a.Change.Kind == crdupgrade.Refused, len(a.Objects) > 0:
-				return true
-			case !a.Counted && u.checked[up.New.CRD.Name()] > 0:
+		for _, v := range up.Verdicts(strict) {
+			if v.Fails && gate.Fails(v.Finding) {
 				return true
 			}
 		}
@@ -401,7 +372,7 @@ func (u *upgradeCheck) reports() []upgradeReport {
 	var out []upgradeReport
 	for _, up := range u.upgrades {
 		name := up.New.CRD.Name()
-		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: u.checked[name], ObjectsHurt: u.hurt[name], Changes: []upgradeChange{}, Unexplained: up.Unexplained, objects: u.objects[name]}
+		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: up.Checked, ObjectsHurt: up.Hurt, Changes: []upgradeChange{}, Unexplained: up.Unexplained, objects: u.objects[name]}
 		if up.OldSource.File != "" {
 			src := up.OldSource
 			r.OldSource = &src
@@ -431,22 +402,22 @@ func (u *upgradeCheck) print(out io.Writer) error {
 			old = up.OldSource.String()
 		}
 		fmt.Fprintf(out, "CustomResourceDefinition %s (%s, replacing %s): %s; %s checked, %d hurt\n",
-			name, up.Source, old, plural(len(up.Changes), "change"), plural(u.checked[name], "object"), u.hurt[name])
-		affected := up.Tally.Affected()
+			name, up.Source, old, plural(len(up.Changes), "change"), plural(up.Checked, "object"), up.Hurt)
+		verdicts := up.Verdicts(false)
 		for _, sev := range crdupgrade.Severities {
 			heading := false
-			for i, a := range affected {
-				if a.Change.Severity != sev {
+			for _, v := range verdicts {
+				if v.Change.Severity != sev {
 					continue
 				}
 				if !heading {
 					fmt.Fprintf(out, "  %s:\n", sev)
 					heading = true
 				}
-				fmt.Fprintf(out, "    %s%s\n", up.Findings[i].Message, finding.ObjectsHurt(a, u.checked[name]))
+				fmt.Fprintf(out, "    %s\n", v.Finding.Message)
 			}
 		}
-		if records := u.objects[name]; records != nil && u.hurt[name] > 0 {
+		if records := u.objects[name]; records != nil && up.Hurt > 0 {
 			fmt.Fprintf(out, "  Objects hurt:\n")
 			if err := records.each(func(b []byte) error {
 				_, err := out.Write(b)
@@ -460,21 +431,4 @@ func (u *upgradeCheck) print(out io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// newCRDsWithoutOld names the CRDs of -f no upgrade concerns: new to the
-// cluster, or without a previous version given.
-func (u *upgradeCheck) newCRDsWithoutOld() []string {
-	found := map[string]bool{}
-	for _, up := range u.upgrades {
-		found[up.New.CRD.Name()] = true
-	}
-	var out []string
-	for name := range u.names {
-		if !found[name] {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

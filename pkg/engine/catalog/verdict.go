@@ -72,7 +72,9 @@ func (c *Catalog) Check(ctx context.Context, d *document.Document, opts CheckOpt
 			return nil, err
 		}
 		if !c.opts.Builtins.IsBuiltin(res.Object.APIVersion) {
-			v.Findings = []finding.Finding{finding.NoCRD(res.Object)}
+			f := finding.NoCRD(res.Object)
+			f.Line = d.Source.Line
+			v.Findings = []finding.Finding{f}
 		}
 		return v, nil
 	case prune.IsCRD:

@@ -48,7 +48,7 @@ func TestConversions(t *testing.T) {
 		{FromCRDWarning(`unrecognized format "uint"`),
 			Finding{Check: CRDWarning, Severity: Warning, Message: `unrecognized format "uint"`}},
 		{NoCRD(prune.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget"}),
-			Finding{Check: MissingCRD, Severity: Warning, Message: "no CustomResourceDefinition for example.com/v1, kind Widget"}},
+			Finding{Check: MissingCRD, Severity: Warning, Message: "no CustomResourceDefinition for example.com/v1, kind Widget: not checked"}},
 	} {
 		if tc.got.Message != tc.want.Message || tc.got.Check != tc.want.Check || tc.got.Reason != tc.want.Reason || tc.got.Path != tc.want.Path || tc.got.Version != tc.want.Version ||
 			tc.got.Severity != tc.want.Severity || tc.got.Line != tc.want.Line || JSON(tc.got.Value) != JSON(tc.want.Value) || JSON(tc.got.NewValue) != JSON(tc.want.NewValue) {
