@@ -174,10 +174,15 @@ func TestLiveErrors(t *testing.T) {
 		})
 	}
 
-	// --offline never contacts the cluster: the unknown kind passes with a warning.
+	// --offline never contacts the cluster: the unknown kind passes through
+	// unchecked, an error (exit 1) unless --ignore-missing-crds.
 	r := NewTest(t).WithEnv("KUBECONFIG="+unreachable).WithStdin(unknownKind).Run("kubectl-crd", "prune", "--offline", "-f", "-")
-	if r.Code != 0 || r.Stdout != unknownKind || !strings.Contains(r.Stderr, "no CustomResourceDefinition for nowhere.example.com/v1, kind Bar: passed through unchanged") {
+	if r.Code != 1 || r.Stdout != unknownKind || !strings.Contains(r.Stderr, "Error: Bar b: no CustomResourceDefinition for nowhere.example.com/v1, kind Bar: not checked") {
 		t.Errorf("--offline: exit %d, stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = NewTest(t).WithEnv("KUBECONFIG="+unreachable).WithStdin(unknownKind).Run("kubectl-crd", "prune", "--offline", "--ignore-missing-crds", "-f", "-")
+	if r.Code != 0 || r.Stdout != unknownKind || !strings.Contains(r.Stderr, "Warning: Bar b: no CustomResourceDefinition for nowhere.example.com/v1, kind Bar: not checked") {
+		t.Errorf("--offline --ignore-missing-crds: exit %d, stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	// Built-in kinds need no CRD; offline, no cluster either. Live, the cluster's discovery
 	// says whether it serves them, as kubectl asks it: unreachable, that is a cluster error.
