@@ -11,7 +11,7 @@ import (
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	corpusfiles "github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus" // corpus is this package's type
 )
 
 // TestInputs builds a small input set from the corpus and checks what the
@@ -20,7 +20,7 @@ import (
 // their revision label, a ResourceList of the CRDs and the objects, and a
 // JSON schema per CRD version.
 func TestInputs(t *testing.T) {
-	dir := testcorpus.Dir(t)
+	dir := corpusfiles.Dir(t)
 	// Three projects keep it short; hack/bench reads them all.
 	c, err := loadCorpus(dir, []string{"gateway-api", "kueue", "argo-rollouts"}, 12)
 	if err != nil {

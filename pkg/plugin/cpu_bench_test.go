@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/benchinput"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/benchinput"
 )
 
 var (

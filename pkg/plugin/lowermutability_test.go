@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/kepimmutable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/kepimmutable"
 )
 
 type result struct {

@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
@@ -272,13 +272,13 @@ func TestCRDValidationCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped with -short")
 	}
-	dir := testcorpus.Dir(t)
+	dir := corpus.Dir(t)
 	dyn := dynamicClient(t)
 	ctx := context.Background()
 	start := time.Now()
 	var v1, v1beta1, refused int
-	for _, f := range testcorpus.CRDFiles(t, dir) {
-		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+	for _, f := range corpus.CRDFiles(t, dir) {
+		docs, err := document.Read(bytes.NewReader(corpus.Read(t, dir, f)), f.LocalPath)
 		if err != nil {
 			continue
 		}

@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/kepimmutable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
@@ -372,10 +372,10 @@ func TestLowerMutabilityCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped with -short")
 	}
-	dir := testcorpus.Dir(t)
+	dir := corpus.Dir(t)
 	dyn := dynamicClient(t)
 	ctx := context.Background()
-	files := testcorpus.CRDFiles(t, dir)
+	files := corpus.CRDFiles(t, dir)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Bytes > files[j].Bytes })
 	accepted, refusedByTool, tried, crds := 0, 0, 0, 0
 	for _, f := range files {
@@ -385,7 +385,7 @@ func TestLowerMutabilityCorpus(t *testing.T) {
 		if crds >= 8 {
 			break
 		}
-		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+		docs, err := document.Read(bytes.NewReader(corpus.Read(t, dir, f)), f.LocalPath)
 		if err != nil || len(docs) != 1 || docs[0].Object["apiVersion"] != "apiextensions.k8s.io/v1" {
 			continue
 		}

@@ -33,7 +33,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
@@ -96,7 +96,7 @@ type parityCR struct {
 // exactly the fields the server warns about.
 func TestServerParity(t *testing.T) {
 	requireOwnCluster(t) // it deletes and creates CRDs by the hundred
-	dir := testcorpus.Dir(t)
+	dir := corpus.Dir(t)
 	start := time.Now()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.kubeconfig)
@@ -455,9 +455,9 @@ func (run *pruneRun) finish(t *testing.T) ([]map[string]interface{}, []pruneRepo
 // engine's corpus test does.
 func loadParitySets(t *testing.T, dir string) (map[string]*paritySet, []string) {
 	sets := map[string]*paritySet{}
-	setOf := func(f testcorpus.File) string { return f.Project + "/" + f.Set() }
-	for _, f := range testcorpus.CRDFiles(t, dir) {
-		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+	setOf := func(f corpus.File) string { return f.Project + "/" + f.Set() }
+	for _, f := range corpus.CRDFiles(t, dir) {
+		docs, err := document.Read(bytes.NewReader(corpus.Read(t, dir, f)), f.LocalPath)
 		if err != nil {
 			continue
 		}
@@ -493,7 +493,7 @@ func loadParitySets(t *testing.T, dir string) (map[string]*paritySet, []string) 
 	}
 	sort.Strings(names)
 
-	find := func(f testcorpus.File, gk runtimeschema.GroupKind) *paritySet {
+	find := func(f corpus.File, gk runtimeschema.GroupKind) *paritySet {
 		if s := sets[setOf(f)]; s != nil && s.byGK[gk] != nil {
 			return s
 		}
@@ -506,8 +506,8 @@ func loadParitySets(t *testing.T, dir string) (map[string]*paritySet, []string) 
 		}
 		return nil
 	}
-	for _, f := range testcorpus.CRFiles(t, dir) {
-		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+	for _, f := range corpus.CRFiles(t, dir) {
+		docs, err := document.Read(bytes.NewReader(corpus.Read(t, dir, f)), f.LocalPath)
 		if err != nil {
 			continue // templates and broken samples: kubectl refuses them too
 		}

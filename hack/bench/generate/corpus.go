@@ -9,7 +9,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/hack/bench/serverpath"
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 )
 
 // CRD is one of the largest CRDs of the corpus, with objects made from its
@@ -28,8 +28,8 @@ type CRD struct {
 // server serves, largest first. Without a corpus the benchmark is skipped.
 func Largest(tb testing.TB, n int) []CRD {
 	tb.Helper()
-	dir := testcorpus.Dir(tb)
-	files := testcorpus.CRDFiles(tb, dir)
+	dir := corpus.Dir(tb)
+	files := corpus.CRDFiles(tb, dir)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Bytes > files[j].Bytes })
 	var out []CRD
 	for _, f := range files {
@@ -39,7 +39,7 @@ func Largest(tb testing.TB, n int) []CRD {
 		if !strings.HasSuffix(f.LocalPath, ".yaml") || strings.Count(f.Objects, "apiextensions.k8s.io/v1:") != 1 {
 			continue // several documents, v1beta1, or JSON as a cluster serves it
 		}
-		data := testcorpus.Read(tb, dir, f)
+		data := corpus.Read(tb, dir, f)
 		js, err := sigsyaml.YAMLToJSON(data)
 		if err != nil {
 			continue

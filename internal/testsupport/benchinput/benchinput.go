@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -44,7 +44,7 @@ type Input struct {
 // per copy.
 func Build(tb testing.TB, n int) *Input {
 	tb.Helper()
-	dir := testcorpus.Dir(tb)
+	dir := corpus.Dir(tb)
 	want := map[string]bool{}
 	for _, p := range Projects {
 		want[p] = true
@@ -53,7 +53,7 @@ func Build(tb testing.TB, n int) *Input {
 	reg := schema.NewRegistry()
 	seen := map[string]bool{}
 	var crds bytes.Buffer
-	for _, f := range testcorpus.CRDFiles(tb, dir) {
+	for _, f := range corpus.CRDFiles(tb, dir) {
 		if !want[f.Project] {
 			continue
 		}
@@ -76,7 +76,7 @@ func Build(tb testing.TB, n int) *Input {
 	}
 	var samples []sample
 	validators := strategy.Validators{}
-	for _, f := range testcorpus.CRFiles(tb, dir) {
+	for _, f := range corpus.CRFiles(tb, dir) {
 		if !want[f.Project] {
 			continue
 		}
@@ -117,8 +117,8 @@ func Build(tb testing.TB, n int) *Input {
 	return in
 }
 
-func read(tb testing.TB, dir string, f testcorpus.File) []*document.Document {
-	docs, err := document.Read(bytes.NewReader(testcorpus.Read(tb, dir, f)), f.LocalPath)
+func read(tb testing.TB, dir string, f corpus.File) []*document.Document {
+	docs, err := document.Read(bytes.NewReader(corpus.Read(tb, dir, f)), f.LocalPath)
 	if err != nil {
 		return nil
 	}

@@ -1,7 +1,7 @@
-// Package testcorpus finds the public corpus of real CRDs and custom
+// Package corpus finds the public corpus of real CRDs and custom
 // resources (see ../shared/corpus/README.md beside the checkout) for tests,
 // and lists its files from MANIFEST.tsv.
-package testcorpus
+package corpus
 
 import (
 	"bufio"
@@ -34,7 +34,7 @@ func Dir(t testing.TB) string {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
-		t.Fatalf("testcorpus: %v", err)
+		t.Fatalf("corpus: %v", err)
 	}
 	dir, err := find(wd, os.Getenv)
 	var missing *missingError
@@ -42,9 +42,9 @@ func Dir(t testing.TB) string {
 	case err == nil:
 		return dir
 	case errors.As(err, &missing) && os.Getenv(EnvRequire) != "1":
-		t.Skipf("testcorpus: %v; set %s to the corpus directory (and %s=1 to fail instead of skipping)", err, EnvDir, EnvRequire)
+		t.Skipf("corpus: %v; set %s to the corpus directory (and %s=1 to fail instead of skipping)", err, EnvDir, EnvRequire)
 	default:
-		t.Fatalf("testcorpus: %v", err)
+		t.Fatalf("corpus: %v", err)
 	}
 	return ""
 }
@@ -153,7 +153,7 @@ func Manifest(t testing.TB, dir string) []File {
 	t.Helper()
 	files, err := readManifest(filepath.Join(dir, manifest))
 	if err != nil {
-		t.Fatalf("testcorpus: %v", err)
+		t.Fatalf("corpus: %v", err)
 	}
 	return files
 }
@@ -231,7 +231,7 @@ func Read(t testing.TB, dir string, f File) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.LocalPath)))
 	if err != nil {
-		t.Fatalf("testcorpus: %v", err)
+		t.Fatalf("corpus: %v", err)
 	}
 	return b
 }

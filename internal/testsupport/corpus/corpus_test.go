@@ -1,4 +1,4 @@
-package testcorpus
+package corpus
 
 import (
 	"errors"

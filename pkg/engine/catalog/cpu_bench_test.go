@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/benchinput"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/benchinput"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of the corpus 
 func corpusCRDs(t *testing.T, dir, project, set string) map[string]crdupgrade.CRD {
 	t.Helper()
 	out := map[string]crdupgrade.CRD{}
-	for _, f := range testcorpus.CRDFiles(t, dir) {
+	for _, f := range corpus.CRDFiles(t, dir) {
 		if f.Project != project || f.Set() != set {
 			continue
 		}
@@ -61,7 +61,7 @@ func corpusCRDs(t *testing.T, dir, project, set string) map[string]crdupgrade.CR
 // reviewed change by change when written (see testdata/README.md); -update
 // rewrites them, for another review.
 func TestCorpusUpgrades(t *testing.T) {
-	dir := testcorpus.Dir(t)
+	dir := corpus.Dir(t)
 	for _, tc := range []struct{ project, old, new string }{
 		{"prometheus-operator", "old-prometheus-operator@v0.38.0", "prometheus-operator@v0.85.0"},
 		{"argo-cd", "old-argo-cd@v1.8.7", "argo-cd@v3.6.1"},
@@ -116,11 +116,11 @@ func objectImpacts(t *testing.T, b *strings.Builder, dir, project, set string, o
 		byKind[c.CRD.GroupKind().String()] = name
 	}
 	perCRD := map[string][]*crdupgrade.ObjectImpact{}
-	for _, f := range testcorpus.CRFiles(t, dir) {
+	for _, f := range corpus.CRFiles(t, dir) {
 		if f.Project != project || f.Set() != set {
 			continue
 		}
-		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+		docs, err := document.Read(bytes.NewReader(corpus.Read(t, dir, f)), f.LocalPath)
 		if err != nil {
 			fmt.Fprintf(b, "%s: not read: %v\n", f.LocalPath, err)
 			continue

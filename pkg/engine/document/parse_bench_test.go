@@ -6,20 +6,20 @@ import (
 	"io"
 	"testing"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 )
 
 // corpusStream joins the corpus files of a kind that read without an error
 // into one YAML stream, as a directory given with -f would be read.
 func corpusStream(b *testing.B, kind string) []byte {
-	dir := testcorpus.Dir(b)
+	dir := corpus.Dir(b)
 	var stream bytes.Buffer
-	for _, f := range testcorpus.Manifest(b, dir) {
+	for _, f := range corpus.Manifest(b, dir) {
 		if f.Kind != kind {
 			continue
 		}
-		text := testcorpus.Read(b, dir, f)
+		text := corpus.Read(b, dir, f)
 		if _, err := document.Read(bytes.NewReader(text), f.LocalPath); err != nil || bytes.HasPrefix(bytes.TrimSpace(text), []byte("{")) {
 			continue
 		}
@@ -51,12 +51,12 @@ func readAll(b *testing.B, in []byte) int {
 // BenchmarkReadCRs reads the corpus's sample objects as one stream: what
 // prune and check-update read, nearly all of it clean.
 func BenchmarkReadCRs(b *testing.B) {
-	benchRead(b, corpusStream(b, testcorpus.KindCR))
+	benchRead(b, corpusStream(b, corpus.KindCR))
 }
 
 // BenchmarkReadCRDs reads the corpus's CRDs as one stream: never edited.
 func BenchmarkReadCRDs(b *testing.B) {
-	benchRead(b, corpusStream(b, testcorpus.KindCRD))
+	benchRead(b, corpusStream(b, corpus.KindCRD))
 }
 
 func benchRead(b *testing.B, in []byte) {

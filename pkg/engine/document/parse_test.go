@@ -14,7 +14,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 )
 
 // eagerParse is how a YAML document was read before its node tree waited
@@ -249,8 +249,8 @@ func TestParseCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads the whole corpus")
 	}
-	dir := testcorpus.Dir(t)
-	for _, f := range testcorpus.Manifest(t, dir) {
+	dir := corpus.Dir(t)
+	for _, f := range corpus.Manifest(t, dir) {
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.LocalPath)))
 		if err != nil {
 			t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 )
 
@@ -262,10 +262,10 @@ func TestEachLikeNext(t *testing.T) {
 	if err != boom || calls != 1 {
 		t.Fatalf("Each returned %v after %d calls; want fn's error after 1", err, calls)
 	}
-	dir := testcorpus.Dir(t)
-	files := append(testcorpus.CRFiles(t, dir), testcorpus.CRDFiles(t, dir)[:20]...)
+	dir := corpus.Dir(t)
+	files := append(corpus.CRFiles(t, dir), corpus.CRDFiles(t, dir)[:20]...)
 	for _, f := range files {
-		checkEachLikeNext(t, testcorpus.Read(t, dir, f))
+		checkEachLikeNext(t, corpus.Read(t, dir, f))
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/kepimmutable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"

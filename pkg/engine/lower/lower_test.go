@@ -10,7 +10,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/kepimmutable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"

@@ -23,7 +23,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -111,7 +111,7 @@ func errorLines(errs field.ErrorList) []string {
 }
 
 // setOf is <project>/<module>@<version> of a corpus file.
-func setOf(f testcorpus.File) string { return f.Project + "/" + f.Set() }
+func setOf(f corpus.File) string { return f.Project + "/" + f.Set() }
 
 // TestCorpus compares the engine with the upstream code paths over every CRD
 // and every custom resource of the public corpus.
@@ -119,7 +119,7 @@ func TestCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("differential test over the whole corpus; skipped with -short")
 	}
-	dir := testcorpus.Dir(t)
+	dir := corpus.Dir(t)
 	start := time.Now()
 
 	sets := map[string]*crdSet{}
@@ -127,8 +127,8 @@ func TestCorpus(t *testing.T) {
 		crdDocs, upstreamRejected, nonStructural, structuralErrors, notServable int
 		rejectedSamples                                                         []string
 	)
-	for _, f := range testcorpus.CRDFiles(t, dir) {
-		data := testcorpus.Read(t, dir, f)
+	for _, f := range corpus.CRDFiles(t, dir) {
+		data := corpus.Read(t, dir, f)
 		want, err := upstreamStream(data)
 		if err != nil {
 			t.Errorf("%s: kubectl's reader fails: %v", f.LocalPath, err)
@@ -223,7 +223,7 @@ func TestCorpus(t *testing.T) {
 
 	// findSet picks the CRD for a custom resource: its own module version
 	// first, then the project's other ones, then any project's.
-	findSet := func(f testcorpus.File, gk runtimeschema.GroupKind) *crdSet {
+	findSet := func(f corpus.File, gk runtimeschema.GroupKind) *crdSet {
 		if s := sets[setOf(f)]; s != nil && s.byGK[gk] != nil {
 			return s
 		}
@@ -239,9 +239,9 @@ func TestCorpus(t *testing.T) {
 
 	var readerVariants int
 	var crFiles, unreadable, crDocs, checked, withChanges, withDefaults, refused, noCRD, otherProject, webhookStorage int
-	for _, f := range testcorpus.CRFiles(t, dir) {
+	for _, f := range corpus.CRFiles(t, dir) {
 		crFiles++
-		data := testcorpus.Read(t, dir, f)
+		data := corpus.Read(t, dir, f)
 		readerVariants += checkReaderVariants(t, f.LocalPath, data)
 		for _, defaults := range []bool{false, true} {
 			docs, err := document.Read(bytes.NewReader(data), f.LocalPath)

@@ -12,7 +12,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/hack/bench/serverpath"
-	"github.com/kubectl-crd/kubectl-crd/internal/testcorpus"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
@@ -29,10 +29,10 @@ func TestDecodedLikeConverted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs over every CRD of the corpus; skipped with -short")
 	}
-	dir := testcorpus.Dir(t)
+	dir := corpus.Dir(t)
 	var crds, shared int
-	for _, f := range testcorpus.CRDFiles(t, dir) {
-		docs, err := document.Read(bytes.NewReader(testcorpus.Read(t, dir, f)), f.LocalPath)
+	for _, f := range corpus.CRDFiles(t, dir) {
+		docs, err := document.Read(bytes.NewReader(corpus.Read(t, dir, f)), f.LocalPath)
 		if err != nil {
 			continue // TestCorpus (pkg/engine/prune) checks the reading
 		}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/kepimmutable"
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/kepimmutable"
 )
 
 func mustSchema(t *testing.T, y string) *Schema {

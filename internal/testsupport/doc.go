@@ -1,0 +1,9 @@
+// Package testsupport holds what the tests and benchmarks share, in
+// packages below it: kepimmutable (the examples of KEP "Immutable fields"
+// as test cases), corpus (the public corpus of real CRDs and custom
+// resources) and benchinput (benchmark inputs made from that corpus).
+//
+// They are for tests and benchmarks only (_test.go files, hack/bench and
+// test/e2e): no package built into kubectl crd or the KRM function imports
+// them, which internal/layering checks.
+package testsupport
