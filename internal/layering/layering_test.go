@@ -1,14 +1,21 @@
 // Package layering holds the test of the project's dependency direction:
 // plugin → engine and filter → engine, never the other way, and plugin and
-// filter never import each other; and of the engine's weight: which of its
-// packages may bring the API server's registry code, client-go and etcd.
+// filter never import each other; of the engine's weight: which of its
+// packages may bring the API server's registry code, client-go and etcd; of
+// the test fixtures (internal/testsupport), which no shipped package
+// imports; and of docs/architecture.md's table of packages, which names
+// every one.
 package layering
 
 import (
+	"bufio"
+	"bytes"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -30,10 +37,13 @@ type graph struct {
 	roots []string
 }
 
-// load lists the packages matching pattern and every package they depend on.
-func load(t *testing.T, pattern string) graph {
+// load lists the packages matching the patterns and every package they
+// depend on.
+func load(t *testing.T, patterns ...string) graph {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}|{{.DepOnly}}|{{join .Imports \" \"}}", pattern).Output()
+	pattern := strings.Join(patterns, " ")
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}|{{.DepOnly}}|{{join .Imports \" \"}}"}, patterns...)
+	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v", pattern, err)
 	}
@@ -166,5 +176,125 @@ func TestEngineWeight(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("%s is not an engine package: name the one that brings client-go", serverStrategy)
+	}
+}
+
+// testSupport holds the fixtures of the tests and benchmarks.
+const testSupport = module + "internal/testsupport"
+
+// Test fixtures stay out of what is shipped: no package of cmd/, pkg/ or
+// internal/ other than the fixtures themselves (nor the tests: go list
+// -deps leaves out their imports) depends on internal/testsupport, even
+// through another package. hack/ and test/ are tools and tests, and may.
+func TestNoTestSupport(t *testing.T) {
+	for _, dir := range []string{"../../cmd", "../../pkg", "../../internal"} {
+		statSources(t, dir)
+	}
+	g := load(t, "../../cmd/...", "../../pkg/...", "../../internal/...")
+	for _, pkg := range g.roots {
+		if under(pkg, testSupport) {
+			continue
+		}
+		if c := g.chain(pkg, []string{testSupport}, nil); c != nil {
+			t.Errorf("%s depends on the test fixtures %s (for tests only):\n\t%s", pkg, c[len(c)-1], strings.Join(c, "\n\t-> "))
+		}
+	}
+}
+
+// architecture is the document whose table says where each concept lives.
+const architecture = "../../docs/architecture.md"
+
+// backquoted is a backquoted name in a cell of the table.
+var backquoted = regexp.MustCompile("`([^`]+)`")
+
+// conceptTable returns the paths that the package column of the table
+// "Where each concept lives" in docs/architecture.md names: each
+// backquoted name with a slash, relative to the module root (a package, a
+// file in one, or a tree ending in /...).
+func conceptTable(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(architecture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	in, column := false, -1
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, "#"):
+			in = line == "## Where each concept lives"
+			continue
+		case !in:
+			continue
+		case !strings.HasPrefix(line, "|"):
+			if column >= 0 {
+				in = false // the table is over
+			}
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if column < 0 {
+			for i, c := range cells {
+				if strings.TrimSpace(c) == "package" {
+					column = i
+				}
+			}
+			if column < 0 {
+				t.Fatalf("%s: the table of \"Where each concept lives\" has no package column: %s", architecture, line)
+			}
+			continue
+		}
+		if column >= len(cells) {
+			t.Errorf("%s: a row of the table without a package column: %s", architecture, line)
+			continue
+		}
+		for _, m := range backquoted.FindAllStringSubmatch(cells[column], -1) {
+			if strings.Contains(m[1], "/") {
+				paths = append(paths, m[1])
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatalf("%s: no table \"Where each concept lives\" naming packages", architecture)
+	}
+	return paths
+}
+
+// The table of docs/architecture.md names every package of pkg/ and
+// internal/ (the test fixtures under internal/testsupport, and this
+// package, may be named or not), and nothing that does not exist. A row
+// may name several packages, or a file of a package, which names the
+// package.
+func TestConceptTable(t *testing.T) {
+	statSources(t, "../../pkg")
+	statSources(t, "../../internal")
+	named := map[string]bool{}
+	var trees []string // named with /...: every package below
+	for _, p := range conceptTable(t) {
+		tree := strings.TrimSuffix(p, "/...")
+		if _, err := os.Stat(filepath.Join("../..", filepath.FromSlash(tree))); err != nil {
+			t.Errorf("%s names %s, which does not exist", architecture, p)
+		}
+		switch {
+		case tree != p:
+			trees = append(trees, module+tree)
+		case strings.HasSuffix(p, ".go"):
+			named[path.Dir(p)] = true
+		default:
+			named[p] = true
+		}
+	}
+	g := load(t, "../../pkg/...", "../../internal/...")
+	for _, pkg := range g.roots {
+		rel := strings.TrimPrefix(pkg, module)
+		if under(pkg, testSupport) || pkg == module+"internal/layering" || named[rel] || anyUnder(pkg, trees) {
+			continue
+		}
+		t.Errorf("%s: the table of \"Where each concept lives\" does not name %s: add a row for it (concept | `%s` | the names to know)", architecture, rel, rel)
 	}
 }
