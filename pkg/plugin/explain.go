@@ -175,56 +175,104 @@ type versionReport struct {
 	notes    *treeNotes
 }
 
-// Run reads the inputs and prints the report.
+// Run reads the inputs and prints the report: the CRDs of the files first,
+// then those of the cluster.
 func (o *ExplainStructuralOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	var report structuralReport
-	in, err := o.inputs.Read(o.In)
+	crds, err := o.explainFiles()
 	if err != nil {
 		return err
 	}
-	in.warn(o.ErrOut)
-	for _, d := range in.Objects {
-		// Not crdOf: a CRD the server refuses is reported, not an input error.
-		c, ok, err := schema.DecodeObject(d.Object, strategy.Validators{})
-		if err != nil {
-			return inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
-		}
-		if !ok {
-			continue
-		}
-		src := d.Source
-		r, err := o.explain(c)
-		if err != nil {
-			return inputError(fmt.Errorf("%s: %w", d.Source, err))
-		}
-		_, placement := update.CRDSchemas(d.Object)
-		for _, e := range placement {
-			if o.Version != "" && !violationOfVersion(e.Field, c.Versions(), o.Version) {
-				continue
-			}
-			r.Mutability = append(r.Mutability, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
-		}
-		r.Source = &src
-		for _, f := range finding.OfCRD(c) {
-			r.Warnings = append(r.Warnings, crdWarning{Reason: f.Reason, Message: f.Message})
-			fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, src)
-		}
-		addMutability(&r, d.Object)
-		report.CRDs = append(report.CRDs, r)
+	report.CRDs = crds
+	live, err := o.liveCRDs(ctx)
+	if err != nil {
+		return err
 	}
-	if len(o.inputs.Filenames) > 0 && len(report.CRDs) == 0 {
-		return inputError(fmt.Errorf("no CustomResourceDefinition found in %s", strings.Join(o.inputs.Filenames, ", ")))
-	}
-
-	var live []*liveCRD
-	if o.All {
-		if live, err = o.cluster.CRDs(ctx); err != nil {
+	for _, l := range live {
+		r, err := o.explainLive(l)
+		if err != nil {
 			return err
 		}
-		live = append([]*liveCRD(nil), live...)
+		report.CRDs = append(report.CRDs, r)
+	}
+	if err := o.printReport(report); err != nil {
+		return err
+	}
+	return structuralVerdict(report)
+}
+
+// explainFiles explains the CRDs of the files of -f, in their order, and
+// skips their other objects; files with no CRD at all are an input error.
+func (o *ExplainStructuralOptions) explainFiles() ([]crdReport, error) {
+	in, err := o.inputs.Read(o.In)
+	if err != nil {
+		return nil, err
+	}
+	in.warn(o.ErrOut)
+	var crds []crdReport
+	for _, d := range in.Objects {
+		r, ok, err := o.explainFile(d)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			crds = append(crds, r)
+		}
+	}
+	if len(o.inputs.Filenames) > 0 && len(crds) == 0 {
+		return nil, inputError(fmt.Errorf("no CustomResourceDefinition found in %s", strings.Join(o.inputs.Filenames, ", ")))
+	}
+	return crds, nil
+}
+
+// explainFile explains the object of d if it is a CRD (ok), with what only
+// a CRD from a file can show: its misplaced mutability markers and the
+// rules they lower to (the server drops the markers), and what the server
+// warns of it, also printed on stderr.
+func (o *ExplainStructuralOptions) explainFile(d *document.Document) (r crdReport, ok bool, err error) {
+	// Not crdOf: a CRD the server refuses is reported, not an input error.
+	c, ok, err := schema.DecodeObject(d.Object, strategy.Validators{})
+	if err != nil {
+		return crdReport{}, false, inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
+	}
+	if !ok {
+		return crdReport{}, false, nil
+	}
+	src := d.Source
+	r, err = o.explain(c)
+	if err != nil {
+		return crdReport{}, false, inputError(fmt.Errorf("%s: %w", d.Source, err))
+	}
+	_, placement := update.CRDSchemas(d.Object)
+	for _, e := range placement {
+		if o.Version != "" && !violationOfVersion(e.Field, c.Versions(), o.Version) {
+			continue
+		}
+		r.Mutability = append(r.Mutability, violation{Field: e.Field, Type: e.Type.String(), Detail: e.Detail, Message: e.Error()})
+	}
+	r.Source = &src
+	for _, f := range finding.OfCRD(c) {
+		r.Warnings = append(r.Warnings, crdWarning{Reason: f.Reason, Message: f.Message})
+		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, src)
+	}
+	addMutability(&r, d.Object)
+	return r, true, nil
+}
+
+// liveCRDs are the CRDs of the cluster to explain: all of them with --all,
+// sorted by name (a cluster with none says so on stderr), then the named
+// ones.
+func (o *ExplainStructuralOptions) liveCRDs(ctx context.Context) ([]*liveCRD, error) {
+	var live []*liveCRD
+	if o.All {
+		all, err := o.cluster.CRDs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		live = append([]*liveCRD(nil), all...)
 		sort.Slice(live, func(i, j int) bool { return live[i].Object.Name < live[j].Object.Name })
 		if len(live) == 0 {
 			fmt.Fprintf(o.ErrOut, "No CustomResourceDefinitions on %s.\n", o.cluster.where())
@@ -233,32 +281,37 @@ func (o *ExplainStructuralOptions) Run(ctx context.Context) error {
 	for _, name := range o.Names {
 		l, err := o.cluster.Find(ctx, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		live = append(live, l)
 	}
-	for _, l := range live {
-		r, err := o.explain(l.CRD())
-		if err != nil {
-			return inputError(fmt.Errorf("CustomResourceDefinition %s on %s: %w", l.Object.Name, o.cluster.where(), err))
-		}
-		r.Cluster = o.cluster.where()
-		for _, c := range l.Object.Status.Conditions {
-			if c.Type == apiextensionsv1.NonStructuralSchema {
-				r.ServerCondition = &serverCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message}
-			}
-		}
-		report.CRDs = append(report.CRDs, r)
-	}
+	return live, nil
+}
 
+// explainLive explains a CRD of the cluster, with the server's own
+// NonStructuralSchema condition when it has set one.
+func (o *ExplainStructuralOptions) explainLive(l *liveCRD) (crdReport, error) {
+	r, err := o.explain(l.CRD())
+	if err != nil {
+		return crdReport{}, inputError(fmt.Errorf("CustomResourceDefinition %s on %s: %w", l.Object.Name, o.cluster.where(), err))
+	}
+	r.Cluster = o.cluster.where()
+	for _, c := range l.Object.Status.Conditions {
+		if c.Type == apiextensionsv1.NonStructuralSchema {
+			r.ServerCondition = &serverCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+		}
+	}
+	return r, nil
+}
+
+// printReport prints the report in the format of -o.
+func (o *ExplainStructuralOptions) printReport(report structuralReport) error {
 	switch o.Output {
 	case "json":
 		enc := json.NewEncoder(o.Out)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
-			return err
-		}
+		return enc.Encode(report)
 	case "yaml":
 		b, err := sigsyaml.Marshal(report)
 		if err != nil {
@@ -268,6 +321,13 @@ func (o *ExplainStructuralOptions) Run(ctx context.Context) error {
 	default:
 		printStructuralText(o.Out, report)
 	}
+	return nil
+}
+
+// structuralVerdict is errFindings (exit 1) when a CRD of the report is
+// not structural, has misplaced mutability markers, or is one the server
+// refuses.
+func structuralVerdict(report structuralReport) error {
 	for _, r := range report.CRDs {
 		if !r.Structural || len(r.Mutability) > 0 || len(r.Invalid) > 0 {
 			return errFindings
