@@ -48,21 +48,49 @@ func execute(p framework.ResourceListProcessor, rw *kio.ByteReadWriter) error {
 // lists, batch by batch, in their place.
 func writeResourceList(rw *kio.ByteReadWriter, items []*yaml.RNode, results framework.Results) error {
 	if rw.NoWrap || rw.WrappingKind == "" || !rw.KeepReaderAnnotations {
-		// Plain documents, as kyaml writes them: one at a time. Unwrapped, they
-		// carry no results: kyaml's framework.Execute marshals them anyway,
-		// tens of kilobytes per result in the YAML encoder (gigabytes for an
-		// object with 100,000 pruned fields), for nothing.
-		if len(results) > 0 && !rw.NoWrap && rw.WrappingKind != "" {
-			b, err := yaml.Marshal(results)
-			if err != nil {
-				return err
-			}
-			if rw.Results, err = yaml.Parse(string(b)); err != nil {
-				return err
-			}
-		}
-		return rw.Write(items)
+		return writePlain(rw, items, results)
 	}
+	text, err := emptyWrapper(rw, len(results) > 0)
+	if err != nil {
+		return err
+	}
+	for _, list := range []wrappedList{
+		{"items", len(items), func(w io.Writer, from, to int) error { return writeItems(w, items[from:to], rw.Style) }},
+		{"results", len(results), func(w io.Writer, from, to int) error { return writeResults(w, results[from:to]) }},
+	} {
+		if list.n == 0 {
+			continue // kyaml writes "items: []"; no results, no key
+		}
+		if text, err = writeInPlace(rw.Writer, text, list); err != nil {
+			return err
+		}
+	}
+	_, err = rw.Writer.Write(text)
+	return err
+}
+
+// writePlain writes the items as kyaml does when it does not keep the
+// wrapper's annotations, or there is no wrapper: plain documents, one at a
+// time. Unwrapped, they carry no results: kyaml's framework.Execute
+// marshals them anyway, tens of kilobytes per result in the YAML encoder
+// (gigabytes for an object with 100,000 pruned fields), for nothing.
+func writePlain(rw *kio.ByteReadWriter, items []*yaml.RNode, results framework.Results) error {
+	if len(results) > 0 && !rw.NoWrap && rw.WrappingKind != "" {
+		b, err := yaml.Marshal(results)
+		if err != nil {
+			return err
+		}
+		if rw.Results, err = yaml.Parse(string(b)); err != nil {
+			return err
+		}
+	}
+	return rw.Write(items)
+}
+
+// emptyWrapper is the ResourceList of rw as kyaml's ByteWriter writes it
+// with no items, and with an empty list of results if hasResults: the
+// text around the lists, which writeInPlace writes in its place.
+func emptyWrapper(rw *kio.ByteReadWriter, hasResults bool) ([]byte, error) {
 	var wrapper bytes.Buffer
 	w := kio.ByteWriter{
 		Writer:                &wrapper,
@@ -72,61 +100,66 @@ func writeResourceList(rw *kio.ByteReadWriter, items []*yaml.RNode, results fram
 		WrappingAPIVersion:    rw.WrappingAPIVersion,
 		WrappingKind:          rw.WrappingKind,
 	}
-	if len(results) > 0 {
+	if hasResults {
 		w.Results = yaml.NewListRNode()
 	}
 	if err := w.Write(nil); err != nil {
+		return nil, err
+	}
+	return wrapper.Bytes(), nil
+}
+
+// wrappedList is a list of the ResourceList, items or results: its key,
+// its length, and how to write its elements from to to as a block
+// sequence.
+type wrappedList struct {
+	key   string
+	n     int
+	write func(w io.Writer, from, to int) error
+}
+
+// writeInPlace writes text up to the line of the list's empty key, then
+// the list, batch by batch, in its place, and returns the rest of text.
+func writeInPlace(out io.Writer, text []byte, list wrappedList) ([]byte, error) {
+	empty := list.key + ": []\n"
+	at := lineAt(text, empty)
+	if at < 0 {
+		return nil, fmt.Errorf("writing the ResourceList: no %s in its wrapper", list.key)
+	}
+	if _, err := out.Write(append(text[:at:at], list.key+":\n"...)); err != nil {
+		return nil, err
+	}
+	if err := writeBatches(out, list); err != nil {
+		return nil, err
+	}
+	return text[at+len(empty):], nil
+}
+
+// writeBatches writes the elements of list batchSize at a time: the
+// batches are encoded on every core and written in order.
+func writeBatches(out io.Writer, list wrappedList) error {
+	type encoded struct {
+		text []byte
+		err  error
+	}
+	return ordered.Map(ordered.Workers(), func(emit func(int) error) error {
+		for from := 0; from < list.n; from += batchSize {
+			if err := emit(from); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(from int) encoded {
+		var b bytes.Buffer
+		err := list.write(&b, from, min(from+batchSize, list.n))
+		return encoded{b.Bytes(), err}
+	}, func(_ int, e encoded) error {
+		if e.err != nil {
+			return e.err
+		}
+		_, err := out.Write(e.text)
 		return err
-	}
-	text := wrapper.Bytes()
-	for _, list := range []struct {
-		key   string
-		n     int
-		write func(w io.Writer, from, to int) error
-	}{
-		{"items", len(items), func(w io.Writer, from, to int) error { return writeItems(w, items[from:to], rw.Style) }},
-		{"results", len(results), func(w io.Writer, from, to int) error { return writeResults(w, results[from:to]) }},
-	} {
-		if list.n == 0 {
-			continue // kyaml writes "items: []"; no results, no key
-		}
-		at := lineAt(text, list.key+": []\n")
-		if at < 0 {
-			return fmt.Errorf("writing the ResourceList: no %s in its wrapper", list.key)
-		}
-		if _, err := rw.Writer.Write(append(text[:at:at], list.key+":\n"...)); err != nil {
-			return err
-		}
-		// The batches are encoded on every core and written in order.
-		type encoded struct {
-			text []byte
-			err  error
-		}
-		err := ordered.Map(ordered.Workers(), func(emit func(int) error) error {
-			for from := 0; from < list.n; from += batchSize {
-				if err := emit(from); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, func(from int) encoded {
-			var b bytes.Buffer
-			err := list.write(&b, from, min(from+batchSize, list.n))
-			return encoded{b.Bytes(), err}
-		}, func(_ int, e encoded) error {
-			if e.err != nil {
-				return e.err
-			}
-			_, err := rw.Writer.Write(e.text)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		text = text[at+len(list.key+": []\n"):]
-	}
-	_, err := rw.Writer.Write(text)
-	return err
+	})
 }
 
 // lineAt is the offset of the first line of text that is line, or -1.
@@ -178,6 +211,8 @@ func writeResults(w io.Writer, results framework.Results) error {
 	return encodeDocument(w, node.YNode())
 }
 
+// encodeDocument writes n as a YAML document of its own, as kyaml's
+// ByteWriter encodes one.
 func encodeDocument(w io.Writer, n *yaml.Node) error {
 	enc := yaml.NewEncoder(w)
 	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{n}}); err != nil {
