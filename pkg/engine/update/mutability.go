@@ -56,7 +56,9 @@ type Schema struct {
 // placement rules; fldPath names the schema in the errors, which are in
 // the server's format.
 func ParseSchema(raw map[string]interface{}, fldPath *field.Path) (*Schema, field.ErrorList) {
-	return parse(raw, fldPath, nodeRoot)
+	p := &parser{}
+	RawWalk[parsed]{Enter: p.enter, Leave: p.leave}.Walk(raw, parsed{path: fldPath})
+	return p.root, p.errs
 }
 
 type nodeKind int
@@ -67,9 +69,51 @@ const (
 	nodeField
 )
 
-func parse(raw map[string]interface{}, fldPath *field.Path, kind nodeKind) (*Schema, field.ErrorList) {
-	var errs field.ErrorList
-	s := &Schema{}
+// parser builds a Schema as RawWalk walks the raw one: a node's errors
+// about its own markers come before its children's, those about where the
+// markers are (which depend on the children) after.
+type parser struct {
+	root *Schema
+	errs field.ErrorList
+}
+
+// parsed is a node of the schema being built.
+type parsed struct {
+	s    *Schema
+	path *field.Path
+	kind nodeKind
+}
+
+// enter reads a node and hangs it under its parent.
+func (p *parser) enter(parent parsed, step RawStep, raw map[string]interface{}) (parsed, bool) {
+	n := parsed{s: &Schema{}, path: parent.path, kind: nodeField}
+	if parent.kind == nodeMetadata {
+		n.kind = nodeMetadata // and everything below it
+	}
+	switch step.Key {
+	case "":
+		n.kind, p.root = nodeRoot, n.s
+	case RawProperties:
+		n.path = parent.path.Child(RawProperties).Key(step.Name)
+		if parent.kind == nodeRoot && step.Name == "metadata" {
+			n.kind = nodeMetadata
+		}
+		parent.s.Properties[step.Name] = n.s
+	case RawAdditionalProperties:
+		n.path = parent.path.Child(RawAdditionalProperties)
+		parent.s.AdditionalProperties = n.s
+	case RawItems:
+		n.path = parent.path.Child(RawItems)
+		parent.s.Items = n.s
+	}
+	p.read(n, raw)
+	return n, true
+}
+
+// read reads the markers, and the types that decide what a key is, of one
+// node; its properties are filled in as they are walked.
+func (p *parser) read(n parsed, raw map[string]interface{}) {
+	s := n.s
 	s.Type, _ = raw["type"].(string)
 	s.ListType, _ = raw["x-kubernetes-list-type"].(string)
 	s.MapType, _ = raw["x-kubernetes-map-type"].(string)
@@ -80,6 +124,9 @@ func parse(raw map[string]interface{}, fldPath *field.Path, kind nodeKind) (*Sch
 			}
 		}
 	}
+	if _, ok := raw[RawProperties].(map[string]interface{}); ok {
+		s.Properties = map[string]*Schema{}
+	}
 	for _, ext := range []struct {
 		name string
 		dst  *Mutability
@@ -88,70 +135,39 @@ func parse(raw map[string]interface{}, fldPath *field.Path, kind nodeKind) (*Sch
 		if !ok {
 			continue
 		}
-		p := fldPath.Child(ext.name)
+		fp := n.path.Child(ext.name)
 		str, _ := v.(string)
 		switch m := Mutability(str); m {
 		case Immutable, AddOnly, RemoveOnly:
 			*ext.dst = m
 		default:
-			errs = append(errs, field.NotSupported(p, v, []string{string(Immutable), string(AddOnly), string(RemoveOnly)}))
+			p.errs = append(p.errs, field.NotSupported(fp, v, []string{string(Immutable), string(AddOnly), string(RemoveOnly)}))
 			continue
 		}
-		switch kind {
+		switch n.kind {
 		case nodeRoot:
-			errs = append(errs, field.Forbidden(p, "must not be set at the root of the schema"))
+			p.errs = append(p.errs, field.Forbidden(fp, "must not be set at the root of the schema"))
 		case nodeMetadata:
-			errs = append(errs, field.Forbidden(p, "must not be set in metadata"))
+			p.errs = append(p.errs, field.Forbidden(fp, "must not be set in metadata"))
 		}
 	}
+}
 
-	if props, ok := raw["properties"].(map[string]interface{}); ok {
-		s.Properties = map[string]*Schema{}
-		for _, k := range sortedKeys(props) {
-			sub, ok := props[k].(map[string]interface{})
-			if !ok {
-				continue
-			}
-			childKind := nodeField
-			if kind == nodeRoot && k == "metadata" || kind == nodeMetadata {
-				childKind = nodeMetadata
-			}
-			child, cerrs := parse(sub, fldPath.Child("properties").Key(k), childKind)
-			errs = append(errs, cerrs...)
-			s.Properties[k] = child
-			s.markers = s.markers || child.markers
-		}
-	}
-	if ap, ok := raw["additionalProperties"].(map[string]interface{}); ok {
-		childKind := nodeField
-		if kind == nodeMetadata {
-			childKind = nodeMetadata
-		}
-		child, cerrs := parse(ap, fldPath.Child("additionalProperties"), childKind)
-		errs = append(errs, cerrs...)
-		s.AdditionalProperties = child
-		s.markers = s.markers || child.markers
-	}
-	if items, ok := raw["items"].(map[string]interface{}); ok {
-		childKind := nodeField
-		if kind == nodeMetadata {
-			childKind = nodeMetadata
-		}
-		child, cerrs := parse(items, fldPath.Child("items"), childKind)
-		errs = append(errs, cerrs...)
-		s.Items = child
-		s.markers = s.markers || child.markers
-	}
-
+// leave checks the markers of a node against what it is, now that its
+// children are known, and notes whether it or one below has a marker.
+func (p *parser) leave(n parsed) {
+	s := n.s
 	isCollection := s.Type == "array" || (s.Type == "object" && s.AdditionalProperties != nil && len(s.Properties) == 0)
-	if s.KeyMutability != Mutable && !isCollection && kind == nodeField {
-		errs = append(errs, field.Forbidden(fldPath.Child(KeyMutabilityExtension), "only allowed for arrays and for objects with additionalProperties (maps), not for objects with properties or scalars"))
+	if s.KeyMutability != Mutable && !isCollection && n.kind == nodeField {
+		p.errs = append(p.errs, field.Forbidden(n.path.Child(KeyMutabilityExtension), "only allowed for arrays and for objects with additionalProperties (maps), not for objects with properties or scalars"))
 	}
-	if isCollection && (s.Mutability == AddOnly || s.Mutability == RemoveOnly) && kind == nodeField {
-		errs = append(errs, field.NotSupported(fldPath.Child(MutabilityExtension), s.Mutability, []string{string(Immutable)}))
+	if isCollection && (s.Mutability == AddOnly || s.Mutability == RemoveOnly) && n.kind == nodeField {
+		p.errs = append(p.errs, field.NotSupported(n.path.Child(MutabilityExtension), s.Mutability, []string{string(Immutable)}))
 	}
-	s.markers = s.markers || s.Mutability != Mutable || s.KeyMutability != Mutable
-	return s, errs
+	s.markers = s.Mutability != Mutable || s.KeyMutability != Mutable || s.AdditionalProperties.HasMarkers() || s.Items.HasMarkers()
+	for _, child := range s.Properties {
+		s.markers = s.markers || child.markers
+	}
 }
 
 func sortedKeys(m map[string]interface{}) []string {
