@@ -21,16 +21,10 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
-// NewCommand returns "kubectl crd krm": the KRM function, reading a
-// ResourceList on stdin (kustomize, kpt), or standalone with a function
-// config file and a resource file.
-func NewCommand() *cobra.Command {
-	// The framework prints the results of a failed run on stderr, where kustomize and kpt
-	// show them to the user.
-	cmd := command.Build(Processor{}, command.StandaloneEnabled, false)
-	cmd.Use = "krm [CONFIG_FILE [RESOURCES_FILE|-]]"
-	cmd.Short = "Run as a KRM function: prune and check the objects of a ResourceList (kustomize, kpt)"
-	cmd.Long = `Run kubectl crd as a KRM function (kustomize exec functions, kpt fn eval --exec): read a
+// krmLong is the help of "kubectl crd krm": the function config's fields
+// as CRDCheck reads them, and their defaults (TestKRMHelpDescribesTheConfig
+// holds it to CRDCheck's fields and finding.DefaultFailOn).
+const krmLong = `Run kubectl crd as a KRM function (kustomize exec functions, kpt fn eval --exec): read a
 ResourceList on stdin, remove what the API server would drop from its items (comments and key order
 kept), and report every finding as a result. Results listed in the config's failOn are errors and
 fail the run.
@@ -45,15 +39,20 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
                           as check-update does (CEL transition rules, x-kubernetes-mutability); a
                           CRD in it is the previous version of the item CRD of its name: the
                           upgrade is checked, the items' custom resources as the existing objects
-  lowerMutability: false   rewrite the CRDs among the items with their x-kubernetes-mutability and
+  lowerMutability: false  rewrite the CRDs among the items with their x-kubernetes-mutability and
                           x-kubernetes-key-mutability markers lowered to CEL rules the API server
                           enforces, as kubectl crd lower-mutability does
-  failOn: [NonStructural, Update, Invalid, Breaking, DataLoss]
-                          findings that are errors: Prune, NonStructural, Update, MissingCRD,
-                          Invalid (an object the server's validation refuses on create),
-                          CRDWarning (what the server warns of a CRD, an apiVersion it does
-                          not serve), and of a CRD upgrade Breaking, DataLoss, CRDChange (a
-                          compatible change)
+  failOn: [NonStructural, Update, MissingCRD, Invalid, Breaking, DataLoss]
+                          findings that are errors, the others warnings (default as shown):
+                          Prune, NonStructural, Update, MissingCRD (an object of a kind no CRD
+                          defines: not checked), Invalid (an object the server's validation
+                          refuses on create), CRDWarning (what the server warns of a CRD, an
+                          apiVersion it does not serve), and of a CRD upgrade Breaking,
+                          DataLoss, CRDChange (a compatible change)
+  ignoreMissingCRDs: false
+                          with true, an object of a kind no CRD defines (MissingCRD) is a
+                          warning, not an error, whatever failOn says: for repositories that
+                          check only some of their kinds
   loadRestrictor: LoadRestrictionsRootOnly
                           as kustomize's --load-restrictor: crdPaths and previous must stay
                           in the working directory (symbolic links resolved); LoadRestrictionsNone
@@ -64,49 +63,79 @@ kustomization's directory, kpt in the directory it is run from.
 
 Exit codes: 0 no error results, 1 error results (standalone: nothing written on stdout),
 2 a bad config, path or item (a ResourceList whose items are not a list of objects).`
-	cmd.Example = `  # In a kustomization's transformers, with kustomize build --enable-alpha-plugins --enable-exec:
+
+// krmExample is the example of "kubectl crd krm": in a kustomization, and
+// standalone on files.
+const krmExample = `  # In a kustomization's transformers, with kustomize build --enable-alpha-plugins --enable-exec:
   #   annotations: {config.kubernetes.io/function: "exec: {path: kubectl-crd, args: [krm]}"}
 
   # Standalone, on files (- for stdin); nothing on stdout if the run fails
   kubectl crd krm examples/krm/check.yaml examples/krm/crd.yaml examples/krm/widget.yaml`
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		// Standalone, the output is what gets applied ("| kubectl apply -f -"): on an
-		// error, nothing is written, not a half-checked stream. A ResourceList (kustomize,
-		// kpt) always comes back, with its results.
-		stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
-		var buf bytes.Buffer
-		var err error
-		if len(args) == 0 {
-			err = resourceList(c.InOrStdin(), &buf)
-		} else {
-			err = standalone(args[0], args[1:], c.InOrStdin(), &buf)
-		}
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			if stack, _ := c.Flags().GetBool("stack"); stack {
-				if s := kerrors.GetStack(err); s != "" {
-					fmt.Fprintln(stderr, s)
-				}
-			}
-		}
-		if err == nil || len(args) == 0 {
-			if _, werr := stdout.Write(buf.Bytes()); werr != nil && err == nil {
-				err = werr
-			}
-		}
-		if err == nil {
-			return nil
-		}
-		// Printed above: Silent. Exit 1 when results of error severity failed the run
-		// (as for the plugin's findings), else 2 (a bad config, an unreadable path, an
-		// item that is not an object).
-		var results framework.Results
-		if errors.As(err, &results) {
-			return &exitcode.Error{Code: exitcode.Findings, Err: err, Silent: true}
-		}
-		return &exitcode.Error{Code: exitcode.Input, Err: err, Silent: true}
-	}
+
+// NewCommand returns "kubectl crd krm": the KRM function, reading a
+// ResourceList on stdin (kustomize, kpt), or standalone with a function
+// config file and a resource file.
+func NewCommand() *cobra.Command {
+	// The framework prints the results of a failed run on stderr, where kustomize and kpt
+	// show them to the user.
+	cmd := command.Build(Processor{}, command.StandaloneEnabled, false)
+	cmd.Use = "krm [CONFIG_FILE [RESOURCES_FILE|-]]"
+	cmd.Short = "Run as a KRM function: prune and check the objects of a ResourceList (kustomize, kpt)"
+	cmd.Long = krmLong
+	cmd.Example = krmExample
+	cmd.RunE = runKRM
 	return cmd
+}
+
+// runKRM runs the function, on a ResourceList on stdin or standalone on
+// the files of args. Standalone, the output is what gets applied ("|
+// kubectl apply -f -"): on an error, nothing is written, not a
+// half-checked stream. A ResourceList (kustomize, kpt) always comes back,
+// with its results.
+func runKRM(c *cobra.Command, args []string) error {
+	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	var buf bytes.Buffer
+	var err error
+	if len(args) == 0 {
+		err = resourceList(c.InOrStdin(), &buf)
+	} else {
+		err = standalone(args[0], args[1:], c.InOrStdin(), &buf)
+	}
+	if err != nil {
+		printRunError(c, stderr, err)
+	}
+	if err == nil || len(args) == 0 {
+		if _, werr := stdout.Write(buf.Bytes()); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	return runExitError(err)
+}
+
+// printRunError prints the error of a run on stderr, with its stack under
+// --stack: the function's own report, which Run does not print again.
+func printRunError(c *cobra.Command, stderr io.Writer, err error) {
+	fmt.Fprintln(stderr, err)
+	if stack, _ := c.Flags().GetBool("stack"); stack {
+		if s := kerrors.GetStack(err); s != "" {
+			fmt.Fprintln(stderr, s)
+		}
+	}
+}
+
+// runExitError is the exit of a failed run, printed already: Silent. Exit
+// 1 when results of error severity failed the run (as for the plugin's
+// findings), else 2 (a bad config, an unreadable path, an item that is not
+// an object).
+func runExitError(err error) error {
+	var results framework.Results
+	if errors.As(err, &results) {
+		return &exitcode.Error{Code: exitcode.Findings, Err: err, Silent: true}
+	}
+	return &exitcode.Error{Code: exitcode.Input, Err: err, Silent: true}
 }
 
 // resourceList runs the function on stdin: a ResourceList (kustomize, kpt),
