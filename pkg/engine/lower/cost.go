@@ -218,31 +218,26 @@ func bounds(crd map[string]interface{}, r Rule) []string {
 	if marked == nil {
 		return out
 	}
-	// The marked field and what is below it, as far as the rule reads it.
-	var below func(raw map[string]interface{}, field string, depth int)
-	below = func(raw map[string]interface{}, field string, depth int) {
-		add(raw, field, true)
-		if depth > 0 && strings.HasPrefix(r.Marker, update.KeyMutabilityExtension) {
-			return
+	// The marked field and what is below it, as far as the rule reads it:
+	// for the keys of a list or map, their items or values, not below.
+	keysOnly := strings.HasPrefix(r.Marker, update.KeyMutabilityExtension)
+	update.RawWalk[below]{ItemsFirst: true, Enter: func(parent below, step update.RawStep, raw map[string]interface{}) (below, bool) {
+		n := below{field: parent.field, depth: parent.depth + 1}
+		switch step.Key {
+		case update.RawProperties:
+			n.field += "." + step.Name
+		case update.RawItems, update.RawAdditionalProperties:
+			n.field += "[*]"
 		}
-		if props, ok := raw["properties"].(map[string]interface{}); ok {
-			names := make([]string, 0, len(props))
-			for k := range props {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			for _, k := range names {
-				if child, ok := props[k].(map[string]interface{}); ok {
-					below(child, field+"."+k, depth+1)
-				}
-			}
-		}
-		for _, k := range []string{"items", "additionalProperties"} {
-			if child, ok := raw[k].(map[string]interface{}); ok {
-				below(child, field+"[*]", depth+1)
-			}
-		}
-	}
-	below(marked, field, 0)
+		add(raw, n.field, true)
+		return n, n.depth == 0 || !keysOnly
+	}}.Walk(marked, below{field: field, depth: -1})
 	return out
+}
+
+// below is a node under the marked field, as bounds walks it: its name in
+// the custom resource, and how far below the marked field it is.
+type below struct {
+	field string
+	depth int
 }

@@ -525,29 +525,27 @@ func keyMutability(s *update.Schema, m update.Mutability, o, n side, v *vars) (s
 // descends and shrinks on its way back: a copy per level was quadratic in
 // the schema's depth (1 GB for a schema 4,000 deep).
 func removeMarkers(raw map[string]interface{}, path fieldpath.Path, remove func(fieldpath.Path)) {
-	for _, ext := range []string{update.MutabilityExtension, update.KeyMutabilityExtension} {
-		if _, ok := raw[ext]; ok {
-			remove(path.Child(fieldpath.Key(ext)))
-		}
-	}
-	n := len(path)
-	if props, ok := raw["properties"].(map[string]interface{}); ok {
-		names := make([]string, 0, len(props))
-		for k := range props {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			if child, ok := props[k].(map[string]interface{}); ok {
-				removeMarkers(child, append(path[:n], fieldpath.Key("properties"), fieldpath.Key(k)), remove)
+	update.RawWalk[fieldpath.Path]{Enter: func(parent fieldpath.Path, step update.RawStep, node map[string]interface{}) (fieldpath.Path, bool) {
+		p := appendStep(parent, step)
+		for _, ext := range []string{update.MutabilityExtension, update.KeyMutabilityExtension} {
+			if _, ok := node[ext]; ok {
+				remove(p.Child(fieldpath.Key(ext)))
 			}
 		}
+		return p, true
+	}}.Walk(raw, path)
+}
+
+// appendStep is the path of a schema node in the CRD document from its
+// parent's: appended to, as removeMarkers's path is.
+func appendStep(parent fieldpath.Path, step update.RawStep) fieldpath.Path {
+	switch step.Key {
+	case "":
+		return parent
+	case update.RawProperties:
+		return append(parent, fieldpath.Key(update.RawProperties), fieldpath.Key(step.Name))
 	}
-	for _, k := range []string{"additionalProperties", "items"} {
-		if child, ok := raw[k].(map[string]interface{}); ok {
-			removeMarkers(child, append(path[:n], fieldpath.Key(k)), remove)
-		}
-	}
+	return append(parent, fieldpath.Key(step.Key))
 }
 
 // nodeAt is the object at p in obj (created by deepCopy, so every node on
