@@ -246,6 +246,7 @@ func (o *CheckUpdateOptions) check(ctx context.Context, in *objectStream, out *u
 			}
 			out.Add(updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings})
 			refused = refused || len(res.Refused) > 0 && o.gate.FailsOn(finding.Update) ||
+				len(res.Warnings) > 0 && o.gate.FailsOn(finding.Prune) ||
 				res.Status == catalog.UpdateMissingCRD && o.gate.FailsOn(finding.MissingCRD)
 		}
 		return nil
@@ -320,9 +321,11 @@ func printUpdateItem(out, errOut io.Writer, gate finding.Gate, it updateItem) {
 		printFindings(errOut, gate, it.Object, it.Source, []finding.Finding{f})
 		return
 	}
-	for _, w := range it.Warnings {
-		fmt.Fprintf(errOut, "Warning: %s: %s (%s)\n", it.Object, finding.FromChange(w, it.Object.Kind, "").Message, document.Source{File: it.Source.File, Line: w.Line})
+	dropped := make([]finding.Finding, len(it.Warnings))
+	for i, w := range it.Warnings {
+		dropped[i] = finding.FromChange(w, it.Object.Kind, "")
 	}
+	printFindings(errOut, gate, it.Object, it.Source, dropped)
 	if it.Status == string(catalog.UpdateCreate) {
 		fmt.Fprintf(out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
 		return

@@ -540,3 +540,18 @@ func TestCheckUpdateWithoutNamespace(t *testing.T) {
 		t.Errorf("changed: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// check-update's --fail-on takes the same names: with Prune, what the
+// server would drop of an allowed update fails the run, printed as errors.
+func TestCheckUpdateFailOnPrune(t *testing.T) {
+	crd, job := "../../examples/maintenance/crd.yaml", "../../examples/maintenance/job.yaml"
+	args := []string{"check-update", "--offline", "--crd-file", crd, "-f", job, "--old", job}
+	r := run(t, "", args...)
+	if r.code != 0 || !strings.Contains(r.stderr, `Warning: MaintenanceNightlyJob ops/backdoor-check: pruned unknown field "spec.privileged"`) {
+		t.Errorf("default: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = run(t, "", append(args, "--fail-on=Update,Prune")...)
+	if r.code != 1 || !strings.Contains(r.stderr, `Error: MaintenanceNightlyJob ops/backdoor-check: pruned unknown field "spec.privileged"`) {
+		t.Errorf("--fail-on=Update,Prune: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
