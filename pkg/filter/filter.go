@@ -394,9 +394,9 @@ func readItem(item *yaml.RNode, i int) (*document.Document, error) {
 
 // crdRef is how results name a CRD of the run.
 func crdRef(a catalog.AddedCRD) (*yaml.ResourceIdentifier, *framework.File) {
-	ref := prune.Ref(a.Document.Object)
+	ref := a.Ref
 	return &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind}, NameMeta: yaml.NameMeta{Name: a.CRD.Name()}},
-		&framework.File{Path: a.Document.Source.File}
+		&framework.File{Path: a.Source.File}
 }
 
 // addCRD reports the findings of a CRD the loader added. (A CRD the API

@@ -12,7 +12,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // objectStream reads the inputs of a command that streams in two passes, so
@@ -92,7 +91,7 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 	for _, a := range s.loader.CRDs {
 		for _, f := range a.Findings {
 			if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
-				s.Warnings = append(s.Warnings, inputWarning{Object: prune.Ref(a.Document.Object), Source: a.Document.Source, Message: f.Message})
+				s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: f.Message})
 			}
 		}
 	}

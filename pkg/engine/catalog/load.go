@@ -50,8 +50,12 @@ type Loader struct {
 
 // AddedCRD is a CRD the loader added, with what AddPrepared found of it:
 // defined twice, not structural, misplaced markers, the server's warnings.
+// It names its document, which it does not hold: a run keeps no CRD's
+// YAML once it is added.
 type AddedCRD struct {
-	Document *document.Document
+	// Ref is the document's object as written; Source where it is.
+	Ref      prune.ObjectRef
+	Source   document.Source
 	CRD      *schema.CRD
 	Findings []finding.Finding
 }
@@ -173,7 +177,8 @@ func (l *Loader) collect(wait bool) {
 			return
 		}
 		if crd != nil {
-			l.CRDs = append(l.CRDs, AddedCRD{Document: p.Document(), CRD: crd, Findings: findings})
+			d := p.Document()
+			l.CRDs = append(l.CRDs, AddedCRD{Ref: prune.Ref(d.Object), Source: d.Source, CRD: crd, Findings: findings})
 		}
 	}
 }
