@@ -204,9 +204,6 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 			return nil, nil, fmt.Errorf("crdPaths: %w", err)
 		}
 	}
-	if err := l.Added(); err != nil {
-		return nil, nil, fmt.Errorf("crdPaths: %w", err)
-	}
 	for _, p := range c.Previous {
 		if err := l.Previous(pathDocs(p, root)); err != nil {
 			return nil, nil, fmt.Errorf("previous: %w", err)
@@ -235,6 +232,10 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 	}
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
 	run, err := l.Resolve(context.Background())
+	var ie *document.InputError
+	if errors.As(err, &ie) && c.fromCRDPaths(ie.Source.File) {
+		return nil, nil, fmt.Errorf("crdPaths: %w", err) // a CRD of crdPaths an item uses
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -496,6 +497,16 @@ func inside(p, root string) error {
 		return fmt.Errorf("%s: a symbolic link to %s, %s", p, rel, hint)
 	}
 	return fmt.Errorf("%s: %s", p, hint)
+}
+
+// fromCRDPaths says whether file is one of crdPaths.
+func (c *CRDCheck) fromCRDPaths(file string) bool {
+	for _, p := range c.CRDPaths {
+		if files, err := document.Files(p, true); err == nil && slices.Contains(files, file) {
+			return true
+		}
+	}
+	return false
 }
 
 // pathDocs are the documents of a file or directory (recursively), each

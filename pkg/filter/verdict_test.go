@@ -97,3 +97,26 @@ func TestFunctionMissingCRDFailsClosed(t *testing.T) {
 		t.Errorf("a ConfigMap: %v, failed %v", got, failed)
 	}
 }
+
+// crdPaths are an index: a CRD there that the server would refuse fails the
+// run only when an item is of its kind.
+func TestCRDPathsRefusedOnlyWhenUsed(t *testing.T) {
+	t.Chdir("testdata/invalid-crd-path")
+	config := "crdPaths: crds/\n"
+	job := "apiVersion: operations.example.com/v1\nkind: Job\nmetadata: {name: nightly, namespace: ops}\nspec: {size: 3}\n"
+	if got, failed := runResults(t, config, operationsCRD, job); failed {
+		t.Errorf("no Gizmo among the items: the run failed: %v", got)
+	}
+	gizmo := "apiVersion: example.com/v2\nkind: Gizmo\nmetadata: {name: g}\nspec: {size: 1}\n"
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(gizmo)}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := &framework.ResourceList{Items: nodes}
+	if rl.FunctionConfig, err = yaml.Parse("apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\n" + config); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Processor{}).Process(rl); err == nil || !strings.HasPrefix(err.Error(), "crdPaths: crds/gizmo.yaml:2: CustomResourceDefinition gizmos.example.com is invalid") {
+		t.Errorf("a Gizmo among the items: error %v", err)
+	}
+}

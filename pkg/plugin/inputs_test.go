@@ -289,9 +289,39 @@ func TestCRDsPreparedConcurrentlyInOrder(t *testing.T) {
 	if err := os.WriteFile(crdFile, []byte(crds.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, "", "prune", "--offline", "--crd-file", crdFile, "-f", exampleJob)
+	// An object of every kind: each CRD is used, so each is prepared.
+	job, err := os.ReadFile(exampleJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs strings.Builder
+	for i := 11; i >= 0; i-- {
+		fmt.Fprintf(&jobs, "---\n%s", strings.ReplaceAll(string(job), "operations.example.com", fmt.Sprintf("ops%d.example.com", i)))
+	}
+	jobFile := filepath.Join(dir, "jobs.yaml")
+	if err := os.WriteFile(jobFile, []byte(jobs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "prune", "--offline", "--crd-file", crdFile, "-f", jobFile)
 	if r.code != 2 || !strings.Contains(r.stderr, "CustomResourceDefinition jobs.ops5.example.com is invalid") || strings.Contains(r.stderr, "ops9") {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 naming the first refused CRD (ops5) only", r.code, r.stderr)
+	}
+	// Only the objects' CRDs are prepared: with the objects of ops9 and
+	// after only, the CRD named is ops9's; with none of a refused CRD's
+	// kinds, the run passes.
+	r = run(t, "", "prune", "--offline", "--crd-file", crdFile, "-f", "-")
+	if r.code != 0 {
+		t.Errorf("no objects: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	ops9 := strings.ReplaceAll(string(job), "operations.example.com", "ops9.example.com")
+	r = run(t, ops9, "prune", "--offline", "--crd-file", crdFile, "-f", "-")
+	if r.code != 2 || !strings.Contains(r.stderr, "CustomResourceDefinition jobs.ops9.example.com is invalid") || strings.Contains(r.stderr, "ops5") {
+		t.Errorf("objects of ops9: exit %d, stderr:\n%s\nwant exit 2 naming ops9's CRD only", r.code, r.stderr)
+	}
+	ops3 := strings.ReplaceAll(string(job), "operations.example.com", "ops3.example.com")
+	r = run(t, ops3, "prune", "--offline", "--crd-file", crdFile, "-f", "-")
+	if r.code != 0 || strings.Contains(r.stderr, "invalid") {
+		t.Errorf("objects of ops3: exit %d, stderr:\n%s\nwant the refused CRDs of no object left alone", r.code, r.stderr)
 	}
 
 	twice := crd + "---\n" + strings.Replace(crd, "shortNames: [mnj]", "shortNames: [job]", 1) + "---\n" + crd

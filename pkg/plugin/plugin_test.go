@@ -177,7 +177,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"malformed YAML", []string{"prune", "-f", "testdata/bad/malformed.yaml"}, 2, "testdata/bad/malformed.yaml:5: invalid YAML: "},
 		{"not an object", []string{"prune", "-f", "testdata/bad/list.yaml"}, 2, "testdata/bad/list.yaml:1: expected an object (a Kubernetes resource), got a list"},
-		{"CRD without schema", []string{"prune", "--crd-file", "testdata/bad/noschema-crd.yaml", "-f", exampleJob}, 2, "testdata/bad/noschema-crd.yaml:1: CustomResourceDefinition foos.example.com is invalid: spec.versions[0].schema.openAPIV3Schema: Required value"},
+		{"CRD without schema", []string{"prune", "--crd-file", "testdata/bad/noschema-crd.yaml", "-f", "testdata/bad/unknown-version.yaml"}, 2, "testdata/bad/noschema-crd.yaml:1: CustomResourceDefinition foos.example.com is invalid: spec.versions[0].schema.openAPIV3Schema: Required value"},
 		{"unknown CRD apiVersion", []string{"explain-structural", "-f", "testdata/bad/unknown-apiversion-crd.yaml"}, 2, `testdata/bad/unknown-apiversion-crd.yaml:1: unsupported apiVersion "apiextensions.k8s.io/v2"`},
 		{"version the CRD lacks", []string{"prune", "--crd-file", "testdata/foos/crd.yaml", "-f", "testdata/bad/unknown-version.yaml"}, 2, `testdata/bad/unknown-version.yaml:1: CustomResourceDefinition foos.example.com has no version "v9"`},
 		{"metadata the server refuses", []string{"prune", "--crd-file", "testdata/foos/crd.yaml", "-f", "testdata/bad/bad-metadata.yaml"}, 2, "testdata/bad/bad-metadata.yaml:1: the server would refuse this object: metadata: "},

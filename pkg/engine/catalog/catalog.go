@@ -154,7 +154,8 @@ type PreparedCRD struct {
 // too); d must not change meanwhile. Nothing is added: AddPrepared does,
 // in the order of the inputs.
 func (c *Catalog) PrepareCRD(d *document.Document) *PreparedCRD {
-	p := &PreparedCRD{doc: d}
+	// What is kept of d: its object and where it is, not its YAML's nodes.
+	p := &PreparedCRD{doc: &document.Document{Object: d.Object, Source: d.Source}}
 	crd, ok, err := schema.DecodeObject(d.Object, c.opts.Server)
 	if err != nil {
 		p.err = &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}

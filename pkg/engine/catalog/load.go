@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"sort"
 
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -43,9 +46,22 @@ type Loader struct {
 
 	// replacing are the CRDs of the inputs that replace a previous version.
 	replacing map[string]bool
-	err       error
-	pending   []chan *PreparedCRD // in the order read
-	slots     chan struct{}
+	// index are the CRDs of the schema sources, in the order read: Added
+	// prepares only those of the kinds the objects use.
+	index   []indexed
+	added   bool
+	err     error
+	pending []chan *PreparedCRD // the inputs' CRDs, in the order read
+	slots   chan struct{}
+}
+
+// indexed is a CRD of a schema source as the index has it: its object as
+// decoded (the YAML's node tree dropped), and its group and kind, read
+// from the object without decoding it as a CRD (zero when they are not
+// strings: then it is prepared, and refused, whatever the objects).
+type indexed struct {
+	doc *document.Document
+	gk  runtimeschema.GroupKind
 }
 
 // AddedCRD is a CRD the loader added, with what AddPrepared found of it:
@@ -65,13 +81,32 @@ func (c *Catalog) Load() *Loader {
 	return &Loader{cat: c, Kinds: Kinds{}, replacing: map[string]bool{}}
 }
 
-// Schemas reads CRD sources (--crd-file, crdPaths): their CRDs are added;
-// what else they hold is no object of the run.
+// Schemas reads CRD sources (--crd-file, crdPaths), an index rather than a
+// workload: a CRD there is decoded, validated by the server's CRD
+// validation and compiled only when an object of the inputs is of its kind
+// (Added), so that one object against a directory of CRDs costs what its
+// own CRD costs. A CRD the server would refuse fails the run only when an
+// object uses it. What else they hold is no object of the run.
 func (l *Loader) Schemas(docs Docs) error {
 	return l.read(docs, func(o *document.Document) error {
-		l.prepare(o, false)
+		if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
+			l.index = append(l.index, indexed{&document.Document{Object: o.Object, Source: o.Source}, indexKey(o.Object)})
+		}
 		return nil
 	})
+}
+
+// indexKey is the group and kind a CRD object defines, read as written;
+// zero when either is not a string.
+func indexKey(obj map[string]interface{}) runtimeschema.GroupKind {
+	spec, _ := obj["spec"].(map[string]interface{})
+	names, _ := spec["names"].(map[string]interface{})
+	group, _ := spec["group"].(string)
+	kind, _ := names["kind"].(string)
+	if group == "" || kind == "" {
+		return runtimeschema.GroupKind{}
+	}
+	return runtimeschema.GroupKind{Group: group, Kind: kind}
 }
 
 // Previous reads the objects as they were (--old, previous:): a CRD among
@@ -153,42 +188,57 @@ func (l *Loader) prepare(d *document.Document, replaces bool) {
 			ready <- l.cat.PrepareCRD(d)
 		}
 	}()
-	l.collect(false)
 }
 
-// collect adds the prepared CRDs at the head of the queue: those ready, or
-// with wait all of them.
-func (l *Loader) collect(wait bool) {
-	for len(l.pending) > 0 && l.err == nil {
-		var p *PreparedCRD
-		if wait {
-			p = <-l.pending[0]
-		} else {
-			select {
-			case p = <-l.pending[0]:
-			default:
+// add adds a prepared CRD (AddPrepared), noting it in CRDs; false once
+// one is refused.
+func (l *Loader) add(p *PreparedCRD) bool {
+	crd, findings, err := l.cat.AddPrepared(p)
+	if err != nil {
+		l.err = err
+		return false
+	}
+	if crd != nil {
+		d := p.Document()
+		l.CRDs = append(l.CRDs, AddedCRD{Ref: prune.Ref(d.Object), Source: d.Source, CRD: crd, Findings: findings})
+	}
+	return true
+}
+
+// Added adds the CRDs, once every source is read: those of the schema
+// sources whose kinds the objects use, prepared on every core, then those
+// of the inputs, each in the order read (a later one of a kind replaces an
+// earlier one). The error is the first CRD, in that order, that the server
+// would refuse (an *document.InputError); no CRD is added after it.
+func (l *Loader) Added() error {
+	if l.added {
+		return l.err
+	}
+	l.added = true
+	used := map[runtimeschema.GroupKind]bool{}
+	for gvk := range l.Kinds {
+		used[gvk.GroupKind()] = true
+	}
+	needed := func(yield func(*document.Document) bool) {
+		for _, x := range l.index {
+			if (x.gk.Empty() || used[x.gk]) && !yield(x.doc) {
 				return
 			}
 		}
-		l.pending = l.pending[1:]
-		crd, findings, err := l.cat.AddPrepared(p)
-		if err != nil {
-			l.err = err
-			return
-		}
-		if crd != nil {
-			d := p.Document()
-			l.CRDs = append(l.CRDs, AddedCRD{Ref: prune.Ref(d.Object), Source: d.Source, CRD: crd, Findings: findings})
+	}
+	for _, p := range ordered.Seq(ordered.Workers(), needed, l.cat.PrepareCRD) {
+		if !l.add(p) {
+			break
 		}
 	}
-}
-
-// Added adds every CRD read and says whether one is refused: the first
-// CRD, in the order read, that the server would refuse (an
-// *document.InputError). No CRD is added after it.
-func (l *Loader) Added() error {
-	l.collect(true)
-	l.pending = nil // after an error, what is still prepared is dropped
+	l.index = nil
+	for _, ready := range l.pending {
+		p := <-ready // after an error, what is still prepared is dropped
+		if l.err == nil {
+			l.add(p)
+		}
+	}
+	l.pending = nil
 	return l.err
 }
 
