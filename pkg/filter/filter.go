@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -199,8 +200,9 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 		return nil, nil, err
 	}
 	l := cat.Load()
+	cache := crdindex.Cache{Dir: crdindex.DefaultDir(), Build: crdindex.BuildKey()}
 	for _, p := range c.CRDPaths {
-		if err := l.Schemas(pathDocs(p, root)); err != nil {
+		if err := indexPath(l, cache, p, root); err != nil {
 			return nil, nil, fmt.Errorf("crdPaths: %w", err)
 		}
 	}
@@ -509,6 +511,42 @@ func (c *CRDCheck) fromCRDPaths(file string) bool {
 	return false
 }
 
+// indexPath reads the CRD files of a file or directory (recursively) into
+// the loader's index, through the cache of indexes (crdindex): each file
+// inside root (unless root is ""), as readPaths reads them.
+func indexPath(l *catalog.Loader, cache crdindex.Cache, p, root string) error {
+	files, err := pathFiles(p, root)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		idx, err := cache.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		l.Index(idx)
+	}
+	return nil
+}
+
+// pathFiles are the files of a file or directory (recursively), each
+// inside root (unless root is "").
+func pathFiles(p, root string) ([]string, error) {
+	if err := inside(p, root); err != nil {
+		return nil, err
+	}
+	files, err := document.Files(p, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if err := inside(f, root); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
 // pathDocs are the documents of a file or directory (recursively), each
 // file inside root (unless root is "").
 func pathDocs(p, root string) catalog.Docs {
@@ -529,18 +567,12 @@ func pathDocs(p, root string) catalog.Docs {
 // readPaths reads every document of a file or directory (recursively), each
 // file inside root (unless root is "").
 func readPaths(p, root string) ([]*document.Document, error) {
-	if err := inside(p, root); err != nil {
-		return nil, err
-	}
-	files, err := document.Files(p, true)
+	files, err := pathFiles(p, root)
 	if err != nil {
 		return nil, err
 	}
 	var docs []*document.Document
 	for _, f := range files {
-		if err := inside(f, root); err != nil {
-			return nil, err
-		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err

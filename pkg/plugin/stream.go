@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 )
@@ -44,6 +45,8 @@ type objectStream struct {
 	keeping  bool
 
 	loader *catalog.Loader
+	// cache holds the indexes of the files of --crd-file.
+	cache crdindex.Cache
 }
 
 // keepBytes is how much document text the first pass keeps for the second
@@ -80,7 +83,7 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	s := &objectStream{keeping: true, loader: cat.Load()}
+	s := &objectStream{keeping: true, loader: cat.Load(), cache: crdindex.Cache{Dir: crdindex.DefaultDir(), Build: crdindex.BuildKey()}}
 	if err := s.scan(f, stdin, visit); err != nil {
 		s.Close()
 		return nil, err
@@ -107,7 +110,7 @@ func (s *objectStream) scan(f *inputFlags, stdin io.Reader, visit func(*document
 		var err error
 		switch src.flag {
 		case "--crd-file":
-			err = l.Schemas(docs)
+			err = s.schemas(src, f.Recursive, stdin)
 		case "-f":
 			err = l.Inputs(docs, f.replaces, visit)
 		case "--old":
@@ -118,6 +121,57 @@ func (s *objectStream) scan(f *inputFlags, stdin io.Reader, visit func(*document
 		}
 	}
 	return asInputError(l.Added())
+}
+
+// schemas reads the files of --crd-file into the loader's index: a regular
+// file through the cache of indexes (crdindex), so that its CRDs are parsed
+// once per content; standard input and what is not a regular file (a
+// FIFO, a device) through the reader, as the other inputs.
+func (s *objectStream) schemas(src inputSource, recursive bool, stdin io.Reader) error {
+	for _, name := range src.names {
+		files := []string{"-"}
+		if name != "-" {
+			var err error
+			if files, err = document.Files(name, recursive); err != nil {
+				return inputError(err)
+			}
+		}
+		for _, file := range files {
+			ok, err := isRegular(file)
+			if err != nil {
+				return inputError(err)
+			}
+			if !ok {
+				one := inputSource{flag: src.flag, names: []string{file}}
+				if err := s.loader.Schemas(s.documents(one, false, stdin)); err != nil {
+					return err
+				}
+				continue
+			}
+			idx, err := s.cache.ReadFile(file)
+			if err != nil {
+				return inputError(err)
+			}
+			for _, w := range idx.Warnings {
+				s.Warnings = append(s.Warnings, inputWarning(w))
+			}
+			s.loader.Index(idx)
+		}
+	}
+	return nil
+}
+
+// isRegular says whether name is a regular file of at most
+// document.MaxDocumentBytes: false for standard input and anything else.
+func isRegular(name string) (bool, error) {
+	if name == "-" {
+		return false, nil
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return false, err
+	}
+	return st.Mode().IsRegular() && st.Size() <= document.MaxDocumentBytes, nil
 }
 
 // asInputError is err with exit code 2 when it is bad input (a

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 )
 
 // Built once for the package (see setup): kubectl-crd in binDir, the
@@ -40,6 +42,8 @@ func TestMain(m *testing.M) {
 			return 3
 		}
 		defer os.RemoveAll(dir)
+		// The binaries' cache of CRD indexes, shared by the tests (NewTest).
+		crdCache = filepath.Join(dir, "crd-cache")
 		// Before m.Run, so that cold builds (minutes) do not count against the tests' own -timeout
 		// alarm; go test still kills the whole binary at -timeout plus a minute, hence the
 		// README's -timeout 60m.
@@ -248,8 +252,13 @@ func NewTest(t *testing.T) *Test {
 		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + t.TempDir(),
 		"KUBECONFIG=" + cluster.kubeconfig,
+		crdindex.CacheDirEnv + "=" + crdCache,
 	}}
 }
+
+// crdCache is the cache of CRD indexes of the binaries the tests run, in
+// the run's directory: what one test indexes, the next reads from it.
+var crdCache string
 
 // WithDir runs in dir (default: the repository root).
 func (x *Test) WithDir(dir string) *Test { x.dir = dir; return x }

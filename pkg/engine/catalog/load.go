@@ -9,6 +9,7 @@ import (
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -48,20 +49,11 @@ type Loader struct {
 	replacing map[string]bool
 	// index are the CRDs of the schema sources, in the order read: Added
 	// prepares only those of the kinds the objects use.
-	index   []indexed
+	index   []crdindex.Entry
 	added   bool
 	err     error
 	pending []chan *PreparedCRD // the inputs' CRDs, in the order read
 	slots   chan struct{}
-}
-
-// indexed is a CRD of a schema source as the index has it: its object as
-// decoded (the YAML's node tree dropped), and its group and kind, read
-// from the object without decoding it as a CRD (zero when they are not
-// strings: then it is prepared, and refused, whatever the objects).
-type indexed struct {
-	doc *document.Document
-	gk  runtimeschema.GroupKind
 }
 
 // AddedCRD is a CRD the loader added, with what AddPrepared found of it:
@@ -90,23 +82,16 @@ func (c *Catalog) Load() *Loader {
 func (l *Loader) Schemas(docs Docs) error {
 	return l.read(docs, func(o *document.Document) error {
 		if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
-			l.index = append(l.index, indexed{&document.Document{Object: o.Object, Source: o.Source}, indexKey(o.Object)})
+			l.index = append(l.index, crdindex.FromDocument(o))
 		}
 		return nil
 	})
 }
 
-// indexKey is the group and kind a CRD object defines, read as written;
-// zero when either is not a string.
-func indexKey(obj map[string]interface{}) runtimeschema.GroupKind {
-	spec, _ := obj["spec"].(map[string]interface{})
-	names, _ := spec["names"].(map[string]interface{})
-	group, _ := spec["group"].(string)
-	kind, _ := names["kind"].(string)
-	if group == "" || kind == "" {
-		return runtimeschema.GroupKind{}
-	}
-	return runtimeschema.GroupKind{Group: group, Kind: kind}
+// Index adds the CRDs of a schema file read as an index (crdindex), as
+// Schemas adds those of documents: read only when used.
+func (l *Loader) Index(f *crdindex.File) {
+	l.index = append(l.index, f.Entries...)
 }
 
 // Previous reads the objects as they were (--old, previous:): a CRD among
@@ -219,14 +204,21 @@ func (l *Loader) Added() error {
 	for gvk := range l.Kinds {
 		used[gvk.GroupKind()] = true
 	}
-	needed := func(yield func(*document.Document) bool) {
-		for _, x := range l.index {
-			if (x.gk.Empty() || used[x.gk]) && !yield(x.doc) {
+	needed := func(yield func(crdindex.Entry) bool) {
+		for _, e := range l.index {
+			if (e.GroupKind.Empty() || used[e.GroupKind]) && !yield(e) {
 				return
 			}
 		}
 	}
-	for _, p := range ordered.Seq(ordered.Workers(), needed, l.cat.PrepareCRD) {
+	prepare := func(e crdindex.Entry) *PreparedCRD {
+		d, err := e.Document()
+		if err != nil {
+			return &PreparedCRD{doc: &document.Document{Source: e.Source}, err: err}
+		}
+		return l.cat.PrepareCRD(d)
+	}
+	for _, p := range ordered.Seq(ordered.Workers(), needed, prepare) {
 		if !l.add(p) {
 			break
 		}

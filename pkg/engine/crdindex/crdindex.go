@@ -1,0 +1,212 @@
+// Package crdindex reads the CRD files of a schema source (--crd-file, the
+// KRM function's crdPaths) as an index: the group and kind each CRD
+// defines, and its object only when a run asks for it. Parsing the YAML is
+// most of what a CRD a run does not use costs, so the index of a file is
+// kept in a cache keyed by the file's content: a run that checks one kind
+// against a directory of a hundred CRDs reads the other ninety-nine as
+// bytes to hash, and decodes none of them.
+package crdindex
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"sync"
+
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+)
+
+// Entry is a CRD of a schema file, known by the kind it defines.
+type Entry struct {
+	// GroupKind is what the CRD defines, as written (zero when its group
+	// or kind is not a string: it is refused once decoded).
+	GroupKind runtimeschema.GroupKind
+	Source    document.Source
+	// object is the CRD as read now; else blob names it in the cache, and
+	// file is the whole file, read again should the cache fail.
+	object map[string]interface{}
+	blob   string
+	file   *file
+	index  int
+}
+
+// FromDocument is an entry of a CRD already read.
+func FromDocument(d *document.Document) Entry {
+	return Entry{GroupKind: Key(d.Object), Source: d.Source, object: d.Object}
+}
+
+// Key is the group and kind a CRD object defines, read as written; zero
+// when either is not a string.
+func Key(obj map[string]interface{}) runtimeschema.GroupKind {
+	spec, _ := obj["spec"].(map[string]interface{})
+	names, _ := spec["names"].(map[string]interface{})
+	group, _ := spec["group"].(string)
+	kind, _ := names["kind"].(string)
+	if group == "" || kind == "" {
+		return runtimeschema.GroupKind{}
+	}
+	return runtimeschema.GroupKind{Group: group, Kind: kind}
+}
+
+// Document is the CRD as the document reader reads it: its object and
+// where it is (not its YAML's nodes, which no check of a schema source
+// needs).
+func (e Entry) Document() (*document.Document, error) {
+	if e.object != nil {
+		return &document.Document{Object: e.object, Source: e.Source}, nil
+	}
+	obj, err := readBlob(e.blob)
+	if err != nil {
+		// The cache went away during the run: the file is read again.
+		f, ferr := e.file.parse()
+		if ferr != nil {
+			return nil, ferr
+		}
+		obj = f.Entries[e.index].object
+	}
+	return &document.Document{Object: obj, Source: e.Source}, nil
+}
+
+// Warning is what the document reader warns of in a file (a key written
+// twice, a line kubectl's reader drops), as it warns of the inputs.
+type Warning struct {
+	Object  prune.ObjectRef `json:"object"`
+	Source  document.Source `json:"source"`
+	Message string          `json:"message"`
+}
+
+// File is the index of one file: its CRDs in the order written, and the
+// reader's warnings about all of it.
+type File struct {
+	Entries  []Entry
+	Warnings []Warning
+}
+
+// file is a file's name and content, parsed at most once.
+type file struct {
+	name string
+	data []byte
+	once sync.Once
+	f    *File
+	err  error
+}
+
+func (f *file) parse() (*File, error) {
+	f.once.Do(func() {
+		data := f.data
+		if data == nil { // ReadFile's: read now
+			if data, f.err = os.ReadFile(f.name); f.err != nil {
+				return
+			}
+		}
+		f.f, f.err = parse(f.name, data)
+	})
+	return f.f, f.err
+}
+
+// parse reads a file with the document reader: its CRDs and its warnings.
+func parse(name string, data []byte) (*File, error) {
+	docs, err := document.Read(bytes.NewReader(data), name)
+	if err != nil {
+		return nil, err
+	}
+	out := &File{}
+	for _, d := range docs {
+		holders := d.Objects()
+		if d.IsList() {
+			holders = append([]*document.Document{d}, holders...) // a List's items hold their own warnings
+		}
+		for _, o := range holders {
+			for _, w := range o.Warnings {
+				out.Warnings = append(out.Warnings, Warning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
+			}
+		}
+		for _, o := range d.Objects() {
+			if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
+				out.Entries = append(out.Entries, FromDocument(o))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Cache is where indexes are kept: Dir "" keeps none. Build names the
+// build of the tool that writes and reads them: an index is never trusted
+// across builds (BuildKey).
+type Cache struct {
+	Dir   string
+	Build string
+}
+
+// Read is the index of a file of the given name and content: from the
+// cache when it holds one for that name, content and build, else parsed
+// and then kept there. A file that does not parse is the reader's error,
+// with file and line. A cache that cannot be read or written is as none.
+func (c Cache) Read(name string, data []byte) (*File, error) {
+	f := &file{name: name, data: data}
+	if c.Dir == "" {
+		return f.parse()
+	}
+	key := c.key(name, data)
+	if idx, err := c.load(key, f); err == nil {
+		return idx, nil
+	}
+	idx, err := f.parse()
+	if err != nil {
+		return nil, err
+	}
+	c.store(key, idx) // best effort: the next run parses again
+	return idx, nil
+}
+
+// ReadFile is Read of a file by its path: on a hit, its content is only
+// hashed, never held; on a miss it is read whole and parsed.
+func (c Cache) ReadFile(path string) (*File, error) {
+	f := &file{name: path}
+	if c.Dir == "" || c.Build == "" {
+		return f.parse()
+	}
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	h := c.hash(path)
+	_, err = io.Copy(h, in)
+	in.Close()
+	if err != nil {
+		return nil, err
+	}
+	key := hex.EncodeToString(h.Sum(nil))
+	if idx, err := c.load(key, f); err == nil {
+		return idx, nil
+	}
+	idx, err := f.parse()
+	if err != nil {
+		return nil, err
+	}
+	c.store(key, idx)
+	return idx, nil
+}
+
+// key is the cache key of a file: the index's format, the build, the
+// name (the entries' sources name it) and the content.
+func (c Cache) key(name string, data []byte) string {
+	h := c.hash(name)
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hash is the hash of a key, the content still to be written to it.
+func (c Cache) hash(name string) hash.Hash {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d:%s\x00", format, c.Build, len(name), name)
+	return h
+}
