@@ -167,6 +167,20 @@ func (f *inputFlags) warnNoObjects(w io.Writer, objects int) {
 	}
 }
 
+// inputFiles are the files of one path argument (its .yaml, .yml and
+// .json files for a directory, subdirectories with recursive), or "-" for
+// stdin; an error is an input error.
+func inputFiles(name string, recursive bool) ([]string, error) {
+	if name == "-" {
+		return []string{"-"}, nil
+	}
+	files, err := document.Files(name, recursive)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	return files, nil
+}
+
 // readInput reads one path argument, or stdin for "-".
 func readInput(name string, recursive bool, stdin io.Reader) ([]*document.Document, error) {
 	if name == "-" {

@@ -129,12 +129,9 @@ func (s *objectStream) scan(f *inputFlags, stdin io.Reader, visit func(*document
 // FIFO, a device) through the reader, as the other inputs.
 func (s *objectStream) schemas(src inputSource, recursive bool, stdin io.Reader) error {
 	for _, name := range src.names {
-		files := []string{"-"}
-		if name != "-" {
-			var err error
-			if files, err = document.Files(name, recursive); err != nil {
-				return inputError(err)
-			}
+		files, err := inputFiles(name, recursive)
+		if err != nil {
+			return err
 		}
 		for _, file := range files {
 			ok, err := isRegular(file)
@@ -192,13 +189,10 @@ func asInputError(err error) error {
 func (s *objectStream) documents(src inputSource, recursive bool, stdin io.Reader) catalog.Docs {
 	return func(yield func(*document.Document, error) bool) {
 		for _, name := range src.names {
-			files := []string{"-"}
-			if name != "-" {
-				var err error
-				if files, err = document.Files(name, recursive); err != nil {
-					yield(nil, inputError(err))
-					return
-				}
+			files, err := inputFiles(name, recursive)
+			if err != nil {
+				yield(nil, err)
+				return
 			}
 			for _, file := range files {
 				if !s.fileDocuments(file, stdin, src.flag == "-f", yield) {

@@ -165,12 +165,9 @@ func (u *upgradeCheck) record(imp *crdupgrade.ObjectImpact, findings []finding.F
 // objectsFromFiles checks the objects of --objects, read one document at a time.
 func (u *upgradeCheck) objectsFromFiles(cat *catalog.Catalog, names []string, recursive bool, stdin io.Reader) error {
 	for _, name := range names {
-		files := []string{"-"}
-		if name != "-" {
-			var err error
-			if files, err = document.Files(name, recursive); err != nil {
-				return inputError(err)
-			}
+		files, err := inputFiles(name, recursive)
+		if err != nil {
+			return err
 		}
 		for _, file := range files {
 			if err := u.objectsFromFile(cat, file, stdin); err != nil {
