@@ -235,8 +235,11 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
 	run, err := l.Resolve(context.Background())
 	var ie *document.InputError
-	if errors.As(err, &ie) && c.fromCRDPaths(ie.Source.File) {
-		return nil, nil, fmt.Errorf("crdPaths: %w", err) // a CRD of crdPaths an item uses
+	if errors.As(err, &ie) {
+		// A CRD of crdPaths or previous that an item uses: named by its field.
+		if field := c.fieldOf(ie.Source.File); field != "" {
+			return nil, nil, fmt.Errorf("%s: %w", field, err)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -501,14 +504,20 @@ func inside(p, root string) error {
 	return fmt.Errorf("%s: %s", p, hint)
 }
 
-// fromCRDPaths says whether file is one of crdPaths.
-func (c *CRDCheck) fromCRDPaths(file string) bool {
-	for _, p := range c.CRDPaths {
-		if files, err := document.Files(p, true); err == nil && slices.Contains(files, file) {
-			return true
+// fieldOf is the field of the config that names file: crdPaths or
+// previous; "" for none.
+func (c *CRDCheck) fieldOf(file string) string {
+	for _, f := range []struct {
+		name  string
+		paths Paths
+	}{{"crdPaths", c.CRDPaths}, {"previous", c.Previous}} {
+		for _, p := range f.paths {
+			if files, err := document.Files(p, true); err == nil && slices.Contains(files, file) {
+				return f.name
+			}
 		}
 	}
-	return false
+	return ""
 }
 
 // indexPath reads the CRD files of a file or directory (recursively) into

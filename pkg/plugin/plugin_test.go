@@ -555,3 +555,27 @@ func TestCheckUpdateFailOnPrune(t *testing.T) {
 		t.Errorf("--fail-on=Update,Prune: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// The CRDs of --old are decoded only when a CRD of -f replaces them: one
+// the server cannot decode fails the run then, and only then.
+func TestOldCRDsDecodedWhenUsed(t *testing.T) {
+	crd, job := "../../examples/maintenance/crd.yaml", "../../examples/maintenance/job.yaml"
+	bad := filepath.Join(t.TempDir(), "old.yaml")
+	write := func(name string) {
+		t.Helper()
+		text := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: " + name + "}\nspec: 5\n"
+		if err := os.WriteFile(bad, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("gizmos.example.com")
+	r := run(t, "", "check-update", "--offline", "--old", bad, "--old", job, "-f", crd, "-f", job)
+	if r.code != 0 {
+		t.Errorf("an old CRD of no upgrade: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	write("maintenancenightlyjobs.operations.example.com")
+	r = run(t, "", "check-update", "--offline", "--old", bad, "--old", job, "-f", crd, "-f", job)
+	if r.code != 2 || !strings.Contains(r.stderr, "error: "+bad+":1: ") {
+		t.Errorf("the old version of the CRD of -f: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}

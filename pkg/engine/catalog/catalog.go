@@ -93,7 +93,7 @@ type Catalog struct {
 	refused map[runtimeschema.GroupVersionKind]string
 	// previous are the CRDs the added ones replace, by name; upgrades the
 	// comparisons, by the old CRD's group and kind (Upgrades).
-	previous map[string]previousCRD
+	previous map[string]*previousCRD
 	upgrades map[runtimeschema.GroupKind]*Upgrade
 }
 
@@ -116,7 +116,7 @@ func New(opts Options) *Catalog {
 		markers:  map[runtimeschema.GroupKind]map[string]*update.Schema{},
 		olds:     map[oldKey][]*document.Document{},
 		refused:  map[runtimeschema.GroupVersionKind]string{},
-		previous: map[string]previousCRD{},
+		previous: map[string]*previousCRD{},
 	}
 }
 

@@ -18,17 +18,37 @@ import (
 // AddPreviousCRD adds the version of a CRD that an added CRD replaces (the
 // plugin's --old, the function's previous): ok false for other documents.
 // It is taken as a cluster holds it: a server accepted it once (perhaps as
-// v1beta1), so today's create validation does not refuse it.
+// v1beta1), so today's create validation does not refuse it. It is
+// decoded only when an added CRD replaces it (Upgrades): a directory of
+// previous CRDs costs what the upgraded ones cost. One the server cannot
+// decode is an *document.InputError then (here, when it has no name).
 func (c *Catalog) AddPreviousCRD(d *document.Document) (ok bool, err error) {
-	crd, ok, err := schema.DecodeObject(d.Object, nil)
-	if err != nil {
-		return true, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
-	}
-	if !ok {
+	ref := prune.Ref(d.Object)
+	if !schema.IsCRD(ref.APIVersion, ref.Kind) {
 		return false, nil
 	}
-	c.previous[crd.Name()] = previousCRD{crdupgrade.CRD{CRD: crd, Raw: d.Object}, d.Source}
+	prev := &previousCRD{raw: d.Object, source: d.Source}
+	if ref.Name == "" {
+		if err := prev.decode(); err != nil {
+			return true, err
+		}
+		ref.Name = prev.crd.CRD.Name()
+	}
+	c.previous[ref.Name] = prev
 	return true, nil
+}
+
+// decode decodes a previous CRD, once.
+func (p *previousCRD) decode() error {
+	if p.crd.CRD != nil {
+		return nil
+	}
+	crd, _, err := schema.DecodeObject(p.raw, nil)
+	if err != nil {
+		return &document.InputError{Source: p.source, Msg: err.Error(), Err: err}
+	}
+	p.crd = crdupgrade.CRD{CRD: crd, Raw: p.raw}
+	return nil
 }
 
 // PrepareReplacement is PrepareCRD of a CRD about to replace the version
@@ -48,8 +68,10 @@ func (c *Catalog) PrepareReplacement(d *document.Document) *PreparedCRD {
 	return p
 }
 
-// previousCRD is a CRD added by AddPreviousCRD, with its source.
+// previousCRD is a CRD added by AddPreviousCRD, with its source: its
+// object as written, decoded when used.
 type previousCRD struct {
+	raw    map[string]interface{}
 	crd    crdupgrade.CRD
 	source document.Source
 }
@@ -143,13 +165,17 @@ func (c *Catalog) Upgrades(ctx context.Context, only map[string]bool) ([]*Upgrad
 	for _, name := range names {
 		a := c.byName[name]
 		prev, ok := c.previous[name]
-		if !ok {
+		if ok {
+			if err := prev.decode(); err != nil {
+				return nil, err
+			}
+		} else {
 			live, ok := fromCluster[name]
 			if !ok {
 				continue
 			}
 			// The server dropped the mutability markers: none to compare.
-			prev.crd = crdupgrade.CRD{CRD: live}
+			prev = &previousCRD{crd: crdupgrade.CRD{CRD: live}}
 		}
 		old := prev.crd
 		u := &Upgrade{Old: old, New: crdupgrade.CRD{CRD: a.crd, Markers: a.markers}, Source: a.source, OldSource: prev.source}
