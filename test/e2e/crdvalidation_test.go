@@ -169,8 +169,14 @@ func TestCRDValidationAgainstServer(t *testing.T) {
 				t.Errorf("explain-structural: exit %d, want 1", ex.Code)
 			}
 
-			// kubectl crd prune: an input error naming the file and line, in the server's words.
-			pr := x.WithStdin(configMap).Run("kubectl-crd", "prune", "--offline", "--crd-file", file, "-f", "-")
+			// kubectl crd prune, the CRD among the inputs (about to be applied, it is
+			// validated whatever the objects): an input error naming the file and line,
+			// in the server's words. Given with --crd-file, an index, it is validated
+			// only for the objects of its kinds: here, none.
+			if ix := x.WithStdin(configMap).Run("kubectl-crd", "prune", "--offline", "--crd-file", file, "-f", "-"); ix.Code != 0 {
+				t.Errorf("prune --crd-file, no object of its kinds: exit %d, want 0:\n%s", ix.Code, ix.Stderr)
+			}
+			pr := x.WithStdin(configMap).Run("kubectl-crd", "prune", "--offline", "-f", file, "-f", "-")
 			if !wantRefused {
 				if pr.Code != 0 {
 					t.Errorf("prune: exit %d, want 0:\n%s", pr.Code, pr.Stderr)
