@@ -304,7 +304,8 @@ type inputSet struct {
 	CRDDir       string // one file per CRD
 	Objects      string // the objects, one YAML stream
 	Old          string // the same objects, the revision label changed
-	Empty        string // no objects: CRD load alone
+	Empty        string // no objects: the index of the CRD files alone
+	PerKind      string // the first object of each kind: the CRD load
 	ResourceList string // the CRDs and the objects as one ResourceList
 	SchemaDir    string // JSON schemas for kubeconform
 	CRDs, Kinds  int
@@ -312,17 +313,54 @@ type inputSet struct {
 	Unknown      int // objects with the unknown field
 	Bytes        int64
 	CRDBytes     int64
+	Small        smallSet
+	// krmList is the ResourceList of krm when -krm-objects makes one of
+	// its own ("": ResourceList).
+	krmList string
+}
+
+// smallSet is the small run: one object of the input set, checked against
+// every CRD of CRDDir and against its own CRD's file alone, by prune and
+// by the KRM function (standalone: a function config and the object).
+type smallSet struct {
+	Kind   string // its group kind, Kind.group
+	Object string // small/object.yaml: the object, as objects.yaml has it
+	OwnCRD string // the file of its CRD in CRDDir
+	// The function configs, relative to Dir (the KRM function's paths are
+	// the working directory's): crdPaths [crds/], and crdPaths [its CRD's file].
+	KRMAll, KRMOwn string
+}
+
+// smallKindDefault is the kind of the small run: the ServiceMonitor of the
+// Prometheus operator, a kind most clusters with CRDs have.
+const smallKindDefault = "ServiceMonitor.monitoring.coreos.com"
+
+// smallKind is the kind of the small run: want when the corpus has it,
+// else the kind with the most samples.
+func (c *corpus) smallKind(want string) (runtimeschema.GroupKind, int) {
+	best := -1
+	for i, gk := range c.kinds {
+		if gk.String() == want {
+			return gk, i
+		}
+		if best < 0 || len(c.samples[gk]) > len(c.samples[c.kinds[best]]) {
+			best = i
+		}
+	}
+	return c.kinds[best], best
 }
 
 // writeInputs writes n objects made from the corpus samples to dir: the
-// kinds in turn, each kind's samples in turn.
-func writeInputs(c *corpus, dir string, n int) (*inputSet, error) {
+// kinds in turn, each kind's samples in turn; and the small run's files,
+// for an object of kind smallKind (smallKindDefault when "").
+func writeInputs(c *corpus, dir string, n int, smallKind string) (*inputSet, error) {
 	in := &inputSet{
 		Dir:          dir,
 		CRDDir:       filepath.Join(dir, "crds"),
 		Objects:      filepath.Join(dir, "objects.yaml"),
 		Old:          filepath.Join(dir, "old.yaml"),
 		Empty:        filepath.Join(dir, "empty.yaml"),
+		PerKind:      filepath.Join(dir, "per-kind.yaml"),
 		ResourceList: filepath.Join(dir, "resourcelist.yaml"),
 		SchemaDir:    filepath.Join(dir, "schemas"),
 		CRDs:         len(c.crds),
@@ -333,6 +371,7 @@ func writeInputs(c *corpus, dir string, n int) (*inputSet, error) {
 		return nil, err
 	}
 	var crdYAML [][]byte
+	var crdFiles []string
 	for i, cc := range c.crds {
 		y, err := sigsyaml.JSONToYAML(cc.js)
 		if err != nil {
@@ -340,9 +379,11 @@ func writeInputs(c *corpus, dir string, n int) (*inputSet, error) {
 		}
 		crdYAML = append(crdYAML, y)
 		in.CRDBytes += int64(len(y))
-		if err := os.WriteFile(filepath.Join(in.CRDDir, fmt.Sprintf("%03d-%s.yaml", i, cc.crd.Object.Name)), y, 0o644); err != nil {
+		name := filepath.Join(in.CRDDir, fmt.Sprintf("%03d-%s.yaml", i, cc.crd.Object.Name))
+		if err := os.WriteFile(name, y, 0o644); err != nil {
 			return nil, err
 		}
+		crdFiles = append(crdFiles, name)
 		if err := writeJSONSchemas(in.SchemaDir, cc.crd.Object); err != nil {
 			return nil, fmt.Errorf("%s: %v", cc.crd.Object.Name, err)
 		}
@@ -350,9 +391,15 @@ func writeInputs(c *corpus, dir string, n int) (*inputSet, error) {
 	if err := os.WriteFile(in.Empty, nil, 0o644); err != nil {
 		return nil, err
 	}
+	if smallKind == "" {
+		smallKind = smallKindDefault
+	}
+	if err := writeSmall(c, in, crdFiles, smallKind); err != nil {
+		return nil, err
+	}
 	files := map[string]*bufio.Writer{}
 	var closers []*os.File
-	for _, name := range []string{in.Objects, in.Old, in.ResourceList} {
+	for _, name := range []string{in.Objects, in.Old, in.ResourceList, in.PerKind} {
 		f, err := os.Create(name)
 		if err != nil {
 			return nil, err
@@ -387,7 +434,15 @@ func writeInputs(c *corpus, dir string, n int) (*inputSet, error) {
 			writeItem(rl, y)
 		}
 	}
-	for _, name := range []string{in.Objects, in.Old, in.ResourceList} {
+	// The CRD load: every CRD used once, by the first object of its kind.
+	for i, gk := range c.kinds {
+		y, err := objectYAML(c, gk, i)
+		if err != nil {
+			return nil, err
+		}
+		files[in.PerKind].Write(y)
+	}
+	for _, name := range []string{in.Objects, in.Old, in.ResourceList, in.PerKind} {
 		if err := files[name].Flush(); err != nil {
 			return nil, err
 		}
@@ -398,6 +453,65 @@ func writeInputs(c *corpus, dir string, n int) (*inputSet, error) {
 		}
 	}
 	return in, nil
+}
+
+// objectYAML is object i of the input set, of kind gk (i < the number of
+// kinds: its first object), as objects.yaml has it.
+func objectYAML(c *corpus, gk runtimeschema.GroupKind, i int) ([]byte, error) {
+	s := c.samples[gk][0]
+	y, err := sigsyaml.Marshal(variant(s.obj, i, false))
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(nil, "---\n# object %d, from %s\n%s", i, s.from, y), nil
+}
+
+// writeSmall writes the small run's files to small/ of in.Dir: the first
+// object of the input set of the kind named want (else of the kind with
+// the most samples), and the function configs of the KRM function.
+func writeSmall(c *corpus, in *inputSet, crdFiles []string, want string) error {
+	gk, i := c.smallKind(want)
+	dir := filepath.Join(in.Dir, "small")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	y, err := objectYAML(c, gk, i)
+	if err != nil {
+		return err
+	}
+	sm := smallSet{Kind: gk.String(), Object: filepath.Join(dir, "object.yaml")}
+	if err := os.WriteFile(sm.Object, y, 0o644); err != nil {
+		return err
+	}
+	for j, cc := range c.crds {
+		if cc.crd.GroupKind() == gk {
+			sm.OwnCRD = crdFiles[j]
+		}
+	}
+	if sm.OwnCRD == "" {
+		return fmt.Errorf("small run: no CRD of %s", gk)
+	}
+	ownRel, err := filepath.Rel(in.Dir, sm.OwnCRD)
+	if err != nil {
+		return err
+	}
+	allRel, err := filepath.Rel(in.Dir, in.CRDDir)
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name *string
+		file string
+		path string
+	}{{&sm.KRMAll, "krm-all.yaml", allRel + "/"}, {&sm.KRMOwn, "krm-own.yaml", ownRel}} {
+		*f.name = filepath.Join("small", f.file)
+		config := fmt.Sprintf("apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nmetadata:\n  name: bench\ncrdPaths: [%s]\n", filepath.ToSlash(f.path))
+		if err := os.WriteFile(filepath.Join(in.Dir, *f.name), []byte(config), 0o644); err != nil {
+			return err
+		}
+	}
+	in.Small = sm
+	return nil
 }
 
 // writeItem writes a YAML document as an item of a ResourceList's items.

@@ -31,7 +31,10 @@ func TestInputs(t *testing.T) {
 		t.Fatalf("%d CRDs for %d kinds; want 12, a CRD per kind", len(c.crds), len(c.kinds))
 	}
 	n := 2 * len(c.kinds)
-	in, err := writeInputs(c, t.TempDir(), n)
+	// The small run's kind: a kind of the set by name (the default,
+	// ServiceMonitor, is of a project not read here).
+	smallKind := c.kinds[1]
+	in, err := writeInputs(c, t.TempDir(), n, smallKind.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +111,80 @@ func TestInputs(t *testing.T) {
 	if len(schemas) < len(c.crds) {
 		t.Errorf("%d JSON schemas for %d CRDs", len(schemas), len(c.crds))
 	}
+
+	// The CRD load: the first object of each kind, as the set has them
+	// (read again: the check above pruned objs).
+	objs = readObjects(t, in.Objects)
+	perKind := readObjects(t, in.PerKind)
+	if len(perKind) != len(c.kinds) {
+		t.Fatalf("per-kind.yaml: %d objects, want %d", len(perKind), len(c.kinds))
+	}
+	for i, obj := range perKind {
+		if !sameJSON(t, obj, objs[i]) {
+			t.Errorf("per-kind.yaml: object %d is not the set's", i)
+		}
+	}
+	checkSmall(t, c, in, objs, smallKind)
+}
+
+// checkSmall checks the small run's files: the set's first object of the
+// kind, that kind's CRD file, and function configs whose crdPaths are
+// the CRD directory and that file, relative to the set's directory.
+func checkSmall(t *testing.T, c *corpus, in *inputSet, objs []map[string]interface{}, want runtimeschema.GroupKind) {
+	t.Helper()
+	sm := in.Small
+	if sm.Kind != want.String() {
+		t.Errorf("small run of %s, want %s", sm.Kind, want)
+	}
+	small := readObjects(t, sm.Object)
+	if len(small) != 1 {
+		t.Fatalf("%s: %d objects, want 1", sm.Object, len(small))
+	}
+	first := -1
+	for i, obj := range objs {
+		gv, _ := runtimeschema.ParseGroupVersion(obj["apiVersion"].(string))
+		if first < 0 && (runtimeschema.GroupKind{Group: gv.Group, Kind: obj["kind"].(string)}) == want {
+			first = i
+		}
+	}
+	if first < 0 || !sameJSON(t, small[0], objs[first]) {
+		t.Errorf("%s is not the set's first %s (object %d)", sm.Object, want, first)
+	}
+	own := readObjects(t, sm.OwnCRD)
+	if len(own) != 1 || filepath.Dir(sm.OwnCRD) != in.CRDDir {
+		t.Fatalf("%s: %d documents, want its CRD in %s", sm.OwnCRD, len(own), in.CRDDir)
+	}
+	spec := own[0]["spec"].(map[string]interface{})
+	if g, k := spec["group"], spec["names"].(map[string]interface{})["kind"]; g != want.Group || k != want.Kind {
+		t.Errorf("%s defines %v.%v, want %s", sm.OwnCRD, k, g, want)
+	}
+	for config, path := range map[string]string{sm.KRMAll: in.CRDDir, sm.KRMOwn: sm.OwnCRD} {
+		if filepath.IsAbs(config) {
+			t.Errorf("%s: absolute; the KRM function runs in %s", config, in.Dir)
+		}
+		fc := readObjects(t, filepath.Join(in.Dir, config))
+		paths, _ := fc[0]["crdPaths"].([]interface{})
+		if len(fc) != 1 || fc[0]["kind"] != "CRDCheck" || len(paths) != 1 {
+			t.Fatalf("%s: %v", config, fc)
+		}
+		p, _ := paths[0].(string)
+		if filepath.IsAbs(p) || filepath.Clean(filepath.Join(in.Dir, p)) != path {
+			t.Errorf("%s: crdPaths %q, want %s relative to %s", config, p, path, in.Dir)
+		}
+	}
+}
+
+func sameJSON(t *testing.T, a, b map[string]interface{}) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(ja, jb)
 }
 
 func str(v interface{}) string { s, _ := v.(string); return s }

@@ -11,9 +11,11 @@
 //
 // Timed, in turn, each round (A B C ... A B C ...):
 //
-//   - kubectl crd prune --offline, check-update --offline (old: the same
-//     objects, a label changed), krm (the CRDs and objects as a ResourceList),
-//     prune with zero objects (CRD load alone) and --help (start-up);
+//   - kubectl crd prune --offline (with the cache of CRD indexes warm, cold
+//     and off), check-update --offline (old: the same objects, a label
+//     changed), krm (the CRDs and objects as a ResourceList), prune of the
+//     first object of each kind (the CRD load), prune with zero objects (the
+//     index alone) and --help (start-up);
 //
 //   - yaml-floor: a bare sigs.k8s.io/yaml parse + JSON encode of the same files;
 //
@@ -22,9 +24,19 @@
 //
 //   - kubectl-validate and kubeconform (given JSON schemas of the CRDs), from
 //     the Go module proxy with go install; skipped with a note when they do
-//     not install.
+//     not install;
 //
-//     go run ./hack/bench [-rounds 3] [-objects 10000] [-skip kubectl-validate,...] [-keep DIR]
+//   - the small run, in a table of its own: one object of the set (a
+//     ServiceMonitor, -small-kind) against every CRD and against its own
+//     CRD's file alone, by prune --offline --crd-file and by the KRM function
+//     standalone (crdPaths), each with the cache cold (an empty directory a
+//     run), warm (filled by a first run, not timed) and off, -small-runs
+//     runs a round, and the ratio to the own CRD's row;
+//
+//   - with -before REV, kubectl crd built at that revision of the repository
+//     (git archive), in rows of its own, the small run's included.
+//
+//     go run ./hack/bench [-rounds 3] [-objects 10000] [-skip kubectl-validate,...] [-before REV] [-keep DIR]
 package main
 
 import (
@@ -55,6 +67,9 @@ func main() {
 	flag.StringVar(&o.kubeconform, "kubeconform", "github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0", "package@version to go install (\"\": skip)")
 	flag.IntVar(&o.maxCRDs, "max-crds", 127, "CRDs at most: the kinds with the most samples (0: every kind with a sample, 277)")
 	flag.StringVar(&o.projects, "projects", "", "corpus projects to read, comma-separated (default all)")
+	flag.StringVar(&o.smallKind, "small-kind", smallKindDefault, "the kind of the small run's object (Kind.group; the kind with the most samples when the input set has none)")
+	flag.IntVar(&o.smallRuns, "small-runs", 5, "runs a round of each small-run row (they take well under a second)")
+	flag.StringVar(&o.before, "before", "", "a git revision of this repository: its kubectl-crd is timed too, in rows of its own (\"\": none)")
 	writeOnly := flag.String("write-inputs", "", "only write the input set to this directory, with summary.json (what a run does in a child process)")
 	flag.Parse()
 	if *writeOnly != "" {
@@ -74,6 +89,8 @@ type options struct {
 	rounds, objects, krmObjects, maxCRDs int
 	corpus, skip, keep, projects         string
 	kubectlValidate, kubeconform         string
+	smallKind, before                    string
+	smallRuns                            int
 }
 
 // tool is one command timed.
@@ -82,12 +99,29 @@ type tool struct {
 	argv []string
 	// stdin is a file to read from ("": none).
 	stdin string
+	// dir is the working directory ("": the benchmark's).
+	dir string
+	// cache is how KUBECTL_CRD_CACHE_DIR is set for kubectl crd: cacheWarm
+	// (cacheDir, filled by a first run that is not timed), cacheCold (an
+	// empty directory of its own for each run) or cacheOff; "": not set.
+	cache    string
+	cacheDir string
 	// repeat runs it this many times a round (start-up: short runs).
 	repeat int
 	note   string
+	// small is a row of the small run; own is the row it is compared
+	// with there (nil: it is the own CRD's row).
+	small  bool
+	own    *tool
 	runs   []measured
 	failed error
 }
+
+const (
+	cacheWarm = "warm"
+	cacheCold = "cold"
+	cacheOff  = "off"
+)
 
 // measured is one run.
 type measured struct {
@@ -124,18 +158,25 @@ func run(o options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	krmList := in.ResourceList
 	if o.krmObjects > 0 && o.krmObjects != o.objects {
-		small, err := childInputs(o, corpusDir, filepath.Join(work, "inputs-krm"), o.krmObjects)
+		other, err := childInputs(o, corpusDir, filepath.Join(work, "inputs-krm"), o.krmObjects)
 		if err != nil {
 			return err
 		}
-		krmList = small.ResourceList
+		in.krmList = other.ResourceList
 	}
 
 	fmt.Fprintf(os.Stderr, "bench: building\n")
 	for _, pkg := range []string{"./cmd/kubectl-crd", "./hack/bench/upstreamprune", "./hack/bench/yamlfloor"} {
 		if err := goCmd(root, nil, "build", "-o", filepath.Join(bin, filepath.Base(pkg)), pkg); err != nil {
+			return err
+		}
+	}
+	before := ""
+	if o.before != "" {
+		fmt.Fprintf(os.Stderr, "bench: building kubectl-crd at %s\n", o.before)
+		before = filepath.Join(bin, "kubectl-crd-before")
+		if err := buildAt(root, o.before, filepath.Join(work, "before-src"), before); err != nil {
 			return err
 		}
 	}
@@ -159,30 +200,11 @@ func run(o options, w io.Writer) error {
 	kv := peer("kubectl-validate", o.kubectlValidate)
 	kc := peer("kubeconform", o.kubeconform)
 
-	crd := filepath.Join(bin, "kubectl-crd")
-	tools := []*tool{
-		{name: "kubectl crd prune", argv: []string{crd, "prune", "--offline", "--crd-file", in.CRDDir, "-f", in.Objects}},
-		{name: "kubectl crd check-update", argv: []string{crd, "check-update", "--offline", "--crd-file", in.CRDDir, "--old", in.Old, "-f", in.Objects}},
-		{name: "kubectl crd krm", argv: []string{crd, "krm"}, stdin: krmList, note: fmt.Sprintf("%d objects", o.krmObjects)},
-		{name: "yaml floor (sigs.k8s.io/yaml)", argv: []string{filepath.Join(bin, "yamlfloor"), in.CRDDir, in.Objects}},
-		{name: "upstream decode+prune+encode", argv: []string{filepath.Join(bin, "upstreamprune"), "-validate=false", "-crds", in.CRDDir, "-f", in.Objects}},
-		{name: "upstream + server validation", argv: []string{filepath.Join(bin, "upstreamprune"), "-crds", in.CRDDir, "-f", in.Objects}},
+	tools := mainTools(o, in, bin, work, before, kv, kc)
+	tools = append(tools, smallTools(o, in, filepath.Join(bin, "kubectl-crd"), "", work, []string{cacheCold, cacheWarm, cacheOff})...)
+	if before != "" {
+		tools = append(tools, smallTools(o, in, before, "before: ", work, []string{""})...)
 	}
-	if o.krmObjects <= 0 || o.krmObjects == o.objects {
-		tools[2].note = ""
-	}
-	if kv != "" {
-		tools = append(tools, &tool{name: "kubectl-validate", argv: []string{kv, in.Objects, "--local-crds", in.CRDDir, "--version", "1.30"}, note: o.kubectlValidate})
-	}
-	if kc != "" {
-		tools = append(tools, &tool{name: "kubeconform -strict", argv: []string{kc, "-strict", "-summary",
-			"-schema-location", filepath.Join(in.SchemaDir, "{{ .Group }}", "{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json"), in.Objects}, note: o.kubeconform})
-	}
-	tools = append(tools,
-		&tool{name: "kubectl crd: CRD load alone", argv: []string{crd, "prune", "--offline", "--crd-file", in.CRDDir, "-f", in.Empty}},
-		&tool{name: "upstream: CRD load alone", argv: []string{filepath.Join(bin, "upstreamprune"), "-crds", in.CRDDir, "-f", in.Empty}},
-		&tool{name: "kubectl crd --help", argv: []string{crd, "--help"}, repeat: 5},
-	)
 	var kept []*tool
 	for _, t := range tools {
 		if !skip[t.name] {
@@ -191,6 +213,20 @@ func run(o options, w io.Writer) error {
 	}
 	tools = kept
 
+	// A warm cache is filled by a run that is not timed.
+	warmed := map[string]bool{}
+	for _, t := range tools {
+		if t.cache != cacheWarm || warmed[t.cacheDir] {
+			continue
+		}
+		warmed[t.cacheDir] = true
+		fmt.Fprintf(os.Stderr, "bench: filling the cache %s: %s\n", filepath.Base(t.cacheDir), t.name)
+		if _, err := measure(t, filepath.Join(logs, logName(t.name)+".warm.stderr")); err != nil {
+			t.failed = err
+			notes = append(notes, fmt.Sprintf("%s failed: %v", t.name, err))
+		}
+	}
+
 	for r := 1; r <= o.rounds; r++ {
 		for _, t := range tools {
 			if t.failed != nil {
@@ -198,7 +234,7 @@ func run(o options, w io.Writer) error {
 			}
 			fmt.Fprintf(os.Stderr, "bench: round %d/%d: %s\n", r, o.rounds, t.name)
 			for range max(t.repeat, 1) {
-				s, err := measure(t, filepath.Join(logs, strings.NewReplacer(" ", "_", "/", "_", "+", "_").Replace(t.name)+".stderr"))
+				s, err := measure(t, filepath.Join(logs, logName(t.name)+".stderr"))
 				if err != nil {
 					t.failed = err
 					notes = append(notes, fmt.Sprintf("%s failed: %v", t.name, err))
@@ -212,6 +248,155 @@ func run(o options, w io.Writer) error {
 	return nil
 }
 
+// mainTools are the rows of the input set's run. kubectl crd reads the
+// CRD files through a warm cache of their indexes (one for all the rows,
+// filled by the first run), but for the rows that say otherwise. before
+// is the binary of -before ("": none); kv and kc the peers ("": skipped).
+func mainTools(o options, in *inputSet, bin, work, before, kv, kc string) []*tool {
+	crd := filepath.Join(bin, "kubectl-crd")
+	cache := filepath.Join(work, "cache")
+	warm := func(name string, argv ...string) *tool {
+		return &tool{name: name, argv: argv, cache: cacheWarm, cacheDir: cache}
+	}
+	prune := []string{"prune", "--offline", "--crd-file", in.CRDDir, "-f", in.Objects}
+	checkUpdate := []string{"check-update", "--offline", "--crd-file", in.CRDDir, "--old", in.Old, "-f", in.Objects}
+	load := []string{"prune", "--offline", "--crd-file", in.CRDDir, "-f", in.PerKind}
+	krmNote := ""
+	if o.krmObjects > 0 && o.krmObjects != o.objects {
+		krmNote = fmt.Sprintf("%d objects", o.krmObjects)
+	}
+	krmList := in.ResourceList
+	if in.krmList != "" {
+		krmList = in.krmList
+	}
+	tools := []*tool{
+		warm("kubectl crd prune", append([]string{crd}, prune...)...),
+		{name: "kubectl crd prune, cold cache", argv: append([]string{crd}, prune...), cache: cacheCold, cacheDir: filepath.Join(work, "cold")},
+		{name: "kubectl crd prune, no cache", argv: append([]string{crd}, prune...), cache: cacheOff},
+		warm("kubectl crd check-update", append([]string{crd}, checkUpdate...)...),
+		{name: "kubectl crd krm", argv: []string{crd, "krm"}, stdin: krmList, note: krmNote, cache: cacheOff},
+		{name: "yaml floor (sigs.k8s.io/yaml)", argv: []string{filepath.Join(bin, "yamlfloor"), in.CRDDir, in.Objects}},
+		{name: "upstream decode+prune+encode", argv: []string{filepath.Join(bin, "upstreamprune"), "-validate=false", "-crds", in.CRDDir, "-f", in.Objects}},
+		{name: "upstream + server validation", argv: []string{filepath.Join(bin, "upstreamprune"), "-crds", in.CRDDir, "-f", in.Objects}},
+	}
+	tools[0].note = "warm cache"
+	tools[3].note = "warm cache"
+	if kv != "" {
+		tools = append(tools, &tool{name: "kubectl-validate", argv: []string{kv, in.Objects, "--local-crds", in.CRDDir, "--version", "1.30"}, note: o.kubectlValidate})
+	}
+	if kc != "" {
+		tools = append(tools, &tool{name: "kubeconform -strict", argv: []string{kc, "-strict", "-summary",
+			"-schema-location", filepath.Join(in.SchemaDir, "{{ .Group }}", "{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json"), in.Objects}, note: o.kubeconform})
+	}
+	tools = append(tools,
+		warm("kubectl crd: CRD load", append([]string{crd}, load...)...),
+		&tool{name: "upstream: CRD load", argv: []string{filepath.Join(bin, "upstreamprune"), "-crds", in.CRDDir, "-f", in.PerKind}},
+		warm("kubectl crd: index alone", crd, "prune", "--offline", "--crd-file", in.CRDDir, "-f", in.Empty),
+		&tool{name: "kubectl crd --help", argv: []string{crd, "--help"}, repeat: 5, cache: cacheOff},
+	)
+	for _, t := range tools[len(tools)-4:] {
+		switch t.name {
+		case "kubectl crd: CRD load", "upstream: CRD load":
+			t.note = fmt.Sprintf("%d objects, one a kind", in.Kinds)
+		case "kubectl crd: index alone":
+			t.note = "no objects, warm cache"
+		}
+	}
+	if before != "" {
+		// The binary before has no cache: the variable is set, and unread.
+		for _, b := range []*tool{
+			{name: "before: kubectl crd prune", argv: append([]string{before}, prune...)},
+			{name: "before: kubectl crd check-update", argv: append([]string{before}, checkUpdate...)},
+			{name: "before: kubectl crd krm", argv: []string{before, "krm"}, stdin: krmList, note: krmNote},
+			{name: "before: kubectl crd: CRD load", argv: append([]string{before}, load...), note: fmt.Sprintf("%d objects, one a kind", in.Kinds)},
+			{name: "before: kubectl crd --help", argv: []string{before, "--help"}, repeat: 5},
+		} {
+			b.cache = cacheOff
+			b.note = strings.TrimPrefix(b.note+", "+o.before, ", ")
+			tools = append(tools, b)
+		}
+	}
+	return tools
+}
+
+// smallTools are the rows of the small run of binary crd: its object
+// checked by prune and by the KRM function (standalone, in the input
+// set's directory, crdPaths relative to it), against every CRD and
+// against its own CRD's file alone, with the cache of each of modes ("":
+// not set). Each row is run o.smallRuns times a round.
+func smallTools(o options, in *inputSet, crd, prefix, work string, modes []string) []*tool {
+	sm := in.Small
+	objectRel, err := filepath.Rel(in.Dir, sm.Object)
+	if err != nil {
+		objectRel = sm.Object
+	}
+	type command struct {
+		name     string
+		all, own []string
+	}
+	commands := []command{
+		{"prune",
+			[]string{crd, "prune", "--offline", "--crd-file", in.CRDDir, "-f", sm.Object},
+			[]string{crd, "prune", "--offline", "--crd-file", sm.OwnCRD, "-f", sm.Object}},
+		{"krm",
+			[]string{crd, "krm", sm.KRMAll, objectRel},
+			[]string{crd, "krm", sm.KRMOwn, objectRel}},
+	}
+	var tools []*tool
+	for _, c := range commands {
+		for _, mode := range modes {
+			suffix := ""
+			switch mode {
+			case cacheWarm:
+				suffix = ", warm cache"
+			case cacheCold:
+				suffix = ", cold cache"
+			case cacheOff:
+				suffix = ", no cache"
+			}
+			own := &tool{name: fmt.Sprintf("%s%s, own CRD%s", prefix, c.name, suffix), argv: c.own}
+			all := &tool{name: fmt.Sprintf("%s%s, %d CRDs%s", prefix, c.name, in.CRDs, suffix), argv: c.all, own: own}
+			for _, t := range []*tool{own, all} {
+				t.small, t.dir, t.repeat, t.cache = true, in.Dir, max(o.smallRuns, 1), mode
+				switch mode {
+				case cacheWarm:
+					t.cacheDir = filepath.Join(work, "cache-"+logName(t.name))
+				case cacheCold:
+					t.cacheDir = filepath.Join(work, "cold")
+				case "":
+					t.cache = cacheOff // a binary without the cache
+				}
+				tools = append(tools, t)
+			}
+		}
+	}
+	return tools
+}
+
+// logName is a file name made of a row's name.
+func logName(name string) string {
+	return strings.NewReplacer(" ", "_", "/", "_", "+", "_", ",", "", ":", "", "(", "", ")", "").Replace(name)
+}
+
+// buildAt builds ./cmd/kubectl-crd of revision rev of the repository at
+// root into out: the revision's tree written to src by git archive, which
+// leaves the repository as it is.
+func buildAt(root, rev, src, out string) error {
+	tarball, err := exec.Command("git", "-C", root, "archive", "--format=tar", rev).Output()
+	if err != nil {
+		return fmt.Errorf("git archive %s: %v", rev, err)
+	}
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	untar := exec.Command("tar", "-x", "-C", src)
+	untar.Stdin = bytes.NewReader(tarball)
+	if b, err := untar.CombinedOutput(); err != nil {
+		return fmt.Errorf("tar -x: %v: %s", err, b)
+	}
+	return goCmd(src, nil, "build", "-o", out, "./cmd/kubectl-crd")
+}
+
 // childInputs runs this program with -write-inputs and reads its summary.
 func childInputs(o options, corpusDir, dir string, n int) (*inputSet, error) {
 	self, err := os.Executable()
@@ -219,7 +404,7 @@ func childInputs(o options, corpusDir, dir string, n int) (*inputSet, error) {
 		return nil, err
 	}
 	cmd := exec.Command(self, "-write-inputs", dir, "-corpus", corpusDir, "-objects", fmt.Sprint(n),
-		"-max-crds", fmt.Sprint(o.maxCRDs), "-projects", o.projects)
+		"-max-crds", fmt.Sprint(o.maxCRDs), "-projects", o.projects, "-small-kind", o.smallKind)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("writing the inputs: %v", err)
@@ -261,7 +446,7 @@ func writeInputsOnly(o options, dir string) error {
 	if err != nil {
 		return err
 	}
-	in, err := writeInputs(c, dir, o.objects)
+	in, err := writeInputs(c, dir, o.objects, o.smallKind)
 	if err != nil {
 		return err
 	}
@@ -276,6 +461,23 @@ func writeInputsOnly(o options, dir string) error {
 // error with the end of its stderr.
 func measure(t *tool, stderrFile string) (measured, error) {
 	cmd := exec.Command(t.argv[0], t.argv[1:]...)
+	cmd.Dir = t.dir
+	switch t.cache {
+	case cacheWarm:
+		cmd.Env = append(os.Environ(), "KUBECTL_CRD_CACHE_DIR="+t.cacheDir)
+	case cacheCold:
+		if err := os.MkdirAll(t.cacheDir, 0o755); err != nil {
+			return measured{}, err
+		}
+		dir, err := os.MkdirTemp(t.cacheDir, "run-")
+		if err != nil {
+			return measured{}, err
+		}
+		defer os.RemoveAll(dir)
+		cmd.Env = append(os.Environ(), "KUBECTL_CRD_CACHE_DIR="+dir)
+	case cacheOff:
+		cmd.Env = append(os.Environ(), "KUBECTL_CRD_CACHE_DIR=off")
+	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		return measured{}, err
@@ -351,44 +553,91 @@ func report(w io.Writer, o options, in *inputSet, tools []*tool, notes []string)
 			base, baseCPU, _ = t.stats()
 		}
 	}
-	fmt.Fprintf(w, "| %-32s | %9s | %9s | %9s | %9s | %9s | %s\n", "tool", "wall", "user+sys", "peak RSS", "wall ×", "CPU ×", "runs")
-	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s\n", strings.Repeat("-", 34), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), "-----")
+	header(w, "tool", 32)
 	byName := map[string]*tool{}
 	for _, t := range tools {
 		byName[t.name] = t
-		if len(t.runs) == 0 {
+		if len(t.runs) == 0 || t.small {
 			continue
 		}
-		wall, cpu, rss := t.stats()
+		wall, cpu, _ := t.stats()
 		ratio, cpuRatio := "-", "-"
 		// Start-up is compared with its target, not with a run.
 		if base > 0 && baseCPU > 0 && t.repeat <= 1 {
 			ratio = fmt.Sprintf("%.2f", float64(wall)/float64(base))
 			cpuRatio = fmt.Sprintf("%.2f", float64(cpu)/float64(baseCPU))
 		}
-		runs := fmt.Sprint(len(t.runs))
-		if t.note != "" {
-			runs += " (" + t.note + ")"
-		}
-		fmt.Fprintf(w, "| %-32s | %9s | %9s | %6.0f MiB | %9s | %9s | %s\n", t.name, round(wall), round(cpu), rss, ratio, cpuRatio, runs)
+		row(w, t, 32, ratio, cpuRatio)
 	}
-	// CPU per object: the run's minus the CRD load's, over the objects.
+	// CPU per object: the run's minus the CRD load's (the first object of
+	// each kind), over the objects beyond those.
 	perObject := func(run, load string) string {
 		r, l := byName[run], byName[load]
-		if r == nil || l == nil || len(r.runs) == 0 || len(l.runs) == 0 || in.N == 0 {
+		if r == nil || l == nil || len(r.runs) == 0 || len(l.runs) == 0 || in.N <= in.Kinds {
 			return "n/a"
 		}
 		_, rc, _ := r.stats()
 		_, lc, _ := l.stats()
-		return fmt.Sprintf("%.0f µs", float64(rc-lc)/float64(time.Microsecond)/float64(in.N))
+		return fmt.Sprintf("%.0f µs", float64(rc-lc)/float64(time.Microsecond)/float64(in.N-in.Kinds))
 	}
-	fmt.Fprintf(w, "\nCPU per object (the run's user+sys minus the CRD load's): kubectl crd prune %s, upstream + server validation %s, upstream decode+prune+encode %s\n",
-		perObject("kubectl crd prune", "kubectl crd: CRD load alone"),
-		perObject("upstream + server validation", "upstream: CRD load alone"),
-		perObject("upstream decode+prune+encode", "upstream: CRD load alone"))
+	fmt.Fprintf(w, "\nCPU per object (the run's user+sys minus the CRD load's, over the %d objects beyond one a kind): kubectl crd prune %s, upstream + server validation %s, upstream decode+prune+encode %s\n",
+		in.N-in.Kinds,
+		perObject("kubectl crd prune", "kubectl crd: CRD load"),
+		perObject("upstream + server validation", "upstream: CRD load"),
+		perObject("upstream decode+prune+encode", "upstream: CRD load"))
+	smallReport(w, o, in, tools)
 	for _, n := range notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// smallReport prints the small run's table: each row's ratio is to the
+// row of the same command and cache against the object's own CRD alone.
+func smallReport(w io.Writer, o options, in *inputSet, tools []*tool) {
+	width := 0
+	for _, t := range tools {
+		if t.small && len(t.runs) > 0 {
+			width = max(width, len(t.name))
+		}
+	}
+	if width == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nsmall run: one object, %s (%s), against the %d CRDs of %s and against its own CRD's file alone (%s); %d runs a round, medians; × own: to the row of its own CRD\n\n",
+		in.Small.Kind, filepath.Base(in.Small.Object), in.CRDs, filepath.Base(in.CRDDir), filepath.Base(in.Small.OwnCRD), max(o.smallRuns, 1))
+	header(w, "small run", width)
+	for _, t := range tools {
+		if !t.small || len(t.runs) == 0 {
+			continue
+		}
+		ratio, cpuRatio := "1.00", "1.00"
+		if t.own != nil {
+			ratio, cpuRatio = "-", "-"
+			if len(t.own.runs) > 0 {
+				wall, cpu, _ := t.stats()
+				ownWall, ownCPU, _ := t.own.stats()
+				if ownWall > 0 && ownCPU > 0 {
+					ratio = fmt.Sprintf("%.2f", float64(wall)/float64(ownWall))
+					cpuRatio = fmt.Sprintf("%.2f", float64(cpu)/float64(ownCPU))
+				}
+			}
+		}
+		row(w, t, width, ratio, cpuRatio)
+	}
+}
+
+func header(w io.Writer, first string, width int) {
+	fmt.Fprintf(w, "| %-*s | %9s | %9s | %9s | %9s | %9s | %s\n", width, first, "wall", "user+sys", "peak RSS", "wall ×", "CPU ×", "runs")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s\n", strings.Repeat("-", width+2), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), "-----")
+}
+
+func row(w io.Writer, t *tool, width int, ratio, cpuRatio string) {
+	wall, cpu, rss := t.stats()
+	runs := fmt.Sprint(len(t.runs))
+	if t.note != "" {
+		runs += " (" + t.note + ")"
+	}
+	fmt.Fprintf(w, "| %-*s | %9s | %9s | %6.1f MiB | %9s | %9s | %s\n", width, t.name, round(wall), round(cpu), rss, ratio, cpuRatio, runs)
 }
 
 func round(d time.Duration) string {
