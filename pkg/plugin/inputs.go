@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
@@ -213,15 +214,9 @@ func readFile(name string) ([]*document.Document, error) {
 // warningsOf are the warnings about a document as read: a List's, then
 // its items'.
 func warningsOf(d *document.Document) []inputWarning {
-	holders := d.Objects() // a List's items hold their own warnings
-	if d.IsList() {
-		holders = append([]*document.Document{d}, holders...)
-	}
 	var out []inputWarning
-	for _, o := range holders {
-		for _, w := range o.Warnings {
-			out = append(out, inputWarning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
-		}
+	for _, w := range crdindex.WarningsOf(d) {
+		out = append(out, inputWarning(w))
 	}
 	return out
 }

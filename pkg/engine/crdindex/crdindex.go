@@ -83,6 +83,22 @@ type Warning struct {
 	Message string          `json:"message"`
 }
 
+// WarningsOf are the reader's warnings about a document as read: a List's,
+// then its items'.
+func WarningsOf(d *document.Document) []Warning {
+	holders := d.Objects() // a List's items hold their own warnings
+	if d.IsList() {
+		holders = append([]*document.Document{d}, holders...)
+	}
+	var out []Warning
+	for _, o := range holders {
+		for _, w := range o.Warnings {
+			out = append(out, Warning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
+		}
+	}
+	return out
+}
+
 // File is the index of one file: its CRDs in the order written, and the
 // reader's warnings about all of it.
 type File struct {
@@ -120,15 +136,7 @@ func parse(name string, data []byte) (*File, error) {
 	}
 	out := &File{}
 	for _, d := range docs {
-		holders := d.Objects()
-		if d.IsList() {
-			holders = append([]*document.Document{d}, holders...) // a List's items hold their own warnings
-		}
-		for _, o := range holders {
-			for _, w := range o.Warnings {
-				out.Warnings = append(out.Warnings, Warning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
-			}
-		}
+		out.Warnings = append(out.Warnings, WarningsOf(d)...)
 		for _, o := range d.Objects() {
 			if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
 				out.Entries = append(out.Entries, FromDocument(o))
@@ -146,11 +154,10 @@ type Cache struct {
 	Build string
 }
 
-// Read is the index of a file of the given name and content: from the
-// cache when it holds one for that name, content and build, else parsed
-// and then kept there. A file that does not parse is the reader's error,
-// with file and line. A cache that cannot be read or written is as none.
-func (c Cache) Read(name string, data []byte) (*File, error) {
+// read is the index of a file of the given name and content, as ReadFile
+// reads it: from the cache when it holds one for that name, content and
+// build, else parsed and then kept there.
+func (c Cache) read(name string, data []byte) (*File, error) {
 	f := &file{name: name, data: data}
 	if c.Dir == "" {
 		return f.parse()
@@ -167,8 +174,11 @@ func (c Cache) Read(name string, data []byte) (*File, error) {
 	return idx, nil
 }
 
-// ReadFile is Read of a file by its path: on a hit, its content is only
-// hashed, never held; on a miss it is read whole and parsed.
+// ReadFile is the index of a file: from the cache when it holds one for
+// that name, content and build, else parsed and then kept there. On a hit
+// the content is only hashed, never held. A file that does not parse is
+// the reader's error, with file and line. A cache that cannot be read or
+// written is as none.
 func (c Cache) ReadFile(path string) (*File, error) {
 	f := &file{name: path}
 	if c.Dir == "" || c.Build == "" {

@@ -106,7 +106,7 @@ func check(t *testing.T, idx *File, name string, data []byte, cached bool) {
 func TestCacheReadsAsTheReader(t *testing.T) {
 	c := Cache{Dir: t.TempDir(), Build: "test"}
 	data := []byte(twoCRDs)
-	idx, err := c.Read("crds.yaml", data)
+	idx, err := c.read("crds.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestCacheReadsAsTheReader(t *testing.T) {
 	if idx.Entries[0].GroupKind.Kind != "Widget" || idx.Entries[1].GroupKind.Kind != "Gizmo" || len(idx.Warnings) != 1 {
 		t.Fatalf("entries %v, warnings %v", idx.Entries, idx.Warnings)
 	}
-	idx, err = c.Read("crds.yaml", data)
+	idx, err = c.read("crds.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestCacheReadsAsTheReader(t *testing.T) {
 		name string
 		data []byte
 	}{{c, "other.yaml", data}, {c, "crds.yaml", append([]byte("# changed\n"), data...)}, {Cache{Dir: c.Dir, Build: "other"}, "crds.yaml", data}} {
-		idx, err := other.c.Read(other.name, other.data)
+		idx, err := other.c.read(other.name, other.data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,10 +143,10 @@ func TestCacheCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Read(name, data); err != nil {
+		if _, err := c.read(name, data); err != nil {
 			continue // what the reader refuses is not kept: nothing to compare
 		}
-		idx, err := c.Read(name, data)
+		idx, err := c.read(name, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,11 +159,11 @@ func TestCacheCorpus(t *testing.T) {
 func TestCacheDamaged(t *testing.T) {
 	c := Cache{Dir: t.TempDir(), Build: "test"}
 	data := []byte(twoCRDs)
-	if _, err := c.Read("crds.yaml", data); err != nil {
+	if _, err := c.read("crds.yaml", data); err != nil {
 		t.Fatal(err)
 	}
 	dir := c.path(c.key("crds.yaml", data))
-	idx, err := c.Read("crds.yaml", data)
+	idx, err := c.read("crds.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,13 +177,13 @@ func TestCacheDamaged(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"format": "crdindex/0"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if idx, err = c.Read("crds.yaml", data); err != nil {
+	if idx, err = c.read("crds.yaml", data); err != nil {
 		t.Fatal(err)
 	}
 	check(t, idx, "crds.yaml", data, false)
 	// A bad file is the reader's error, and nothing is kept of it.
 	bad := Cache{Dir: t.TempDir(), Build: "test"}
-	if _, err := bad.Read("bad.yaml", []byte("a: [\n")); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
+	if _, err := bad.read("bad.yaml", []byte("a: [\n")); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 		t.Errorf("bad YAML: %v", err)
 	}
 	if entries, _ := os.ReadDir(bad.Dir); len(entries) != 0 {
@@ -194,7 +194,7 @@ func TestCacheDamaged(t *testing.T) {
 // Without a build (or a directory), nothing is written.
 func TestCacheOff(t *testing.T) {
 	c := Cache{Dir: t.TempDir()}
-	idx, err := c.Read("crds.yaml", []byte(twoCRDs))
+	idx, err := c.read("crds.yaml", []byte(twoCRDs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestCacheConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			idx, err := c.Read("crds.yaml", data)
+			idx, err := c.read("crds.yaml", data)
 			if err != nil {
 				t.Error(err)
 				return
@@ -252,7 +252,7 @@ func TestCacheReadFile(t *testing.T) {
 		}
 		check(t, idx, name, []byte(twoCRDs), cached)
 	}
-	idx, err := c.Read(name, []byte(twoCRDs))
+	idx, err := c.read(name, []byte(twoCRDs))
 	if err != nil {
 		t.Fatal(err)
 	}
