@@ -1,0 +1,60 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// GitHub Actions workflow commands: a line per finding,
+// "::error file=F,line=L,title=T::message", which the runner turns into
+// an annotation on that line of the file. Levels: error, warning, notice.
+
+var (
+	// githubData escapes a command's message.
+	githubData = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	// githubProperty escapes a property's value: also its separators.
+	githubProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
+
+// EscapeData and EscapeProperty escape as GitHub's toolkit does.
+func EscapeData(s string) string     { return githubData.Replace(s) }
+func EscapeProperty(s string) string { return githubProperty.Replace(s) }
+
+type githubWriter struct {
+	spool Spool
+}
+
+func newGitHub(_ Tool, spool Spool) *githubWriter { return &githubWriter{spool: spool} }
+
+// Add writes a command per finding of obj.
+func (g *githubWriter) Add(obj Object) error {
+	for _, it := range obj.Findings {
+		if _, err := io.WriteString(g.spool, Command(obj, it)+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Command is the workflow command of a finding of obj: its file and line
+// (none for an object of the cluster), its rule and object as the title,
+// its message.
+func Command(obj Object, it Item) string {
+	level := it.Level()
+	if level == "note" {
+		level = "notice"
+	}
+	var props []string
+	if at := where(obj, it); at.File != "" {
+		props = append(props, "file="+EscapeProperty(at.File), fmt.Sprintf("line=%d", at.Line))
+		if at.Column > 0 {
+			props = append(props, fmt.Sprintf("col=%d", at.Column))
+		}
+	}
+	props = append(props, "title="+EscapeProperty(it.RuleID()+": "+name(obj)))
+	return "::" + level + " " + strings.Join(props, ",") + "::" + EscapeData(it.Message)
+}
+
+// Finish writes the commands.
+func (g *githubWriter) Finish(out io.Writer) error { return copySpool(out, g.spool) }
