@@ -244,7 +244,7 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, a := range l.CRDs {
+	for _, a := range slices.Concat(l.CRDs, l.Unused) {
 		c.addCRD(a)
 	}
 	return l, run, nil
@@ -401,7 +401,11 @@ func readItem(item *yaml.RNode, i int) (*document.Document, error) {
 // crdRef is how results name a CRD of the run.
 func crdRef(a catalog.AddedCRD) (*yaml.ResourceIdentifier, *framework.File) {
 	ref := a.Ref
-	return &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind}, NameMeta: yaml.NameMeta{Name: a.CRD.Name()}},
+	name := ref.Name // a CRD of Unused, which the loader did not add
+	if a.CRD != nil {
+		name = a.CRD.Name()
+	}
+	return &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind}, NameMeta: yaml.NameMeta{Name: name}},
 		&framework.File{Path: a.Source.File}
 }
 
@@ -410,12 +414,14 @@ func crdRef(a catalog.AddedCRD) (*yaml.ResourceIdentifier, *framework.File) {
 // fail: the loader's error.)
 func (c *CRDCheck) addCRD(a catalog.AddedCRD) {
 	ref, file := crdRef(a)
-	ref.APIVersion = a.CRD.Object.APIVersion
+	if a.CRD != nil {
+		ref.APIVersion = a.CRD.Object.APIVersion
+	}
 	ref.Kind = "CustomResourceDefinition"
 	for _, f := range a.Findings {
 		// Their words do not name the CRD: the server's warnings, defined twice.
-		if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
-			f.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", a.CRD.Name(), f.Message)
+		if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning && f.Reason != finding.ReasonRefusedUnused {
+			f.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", ref.Name, f.Message)
 		}
 		c.result(f, ref, file)
 	}
@@ -521,15 +527,14 @@ func (c *CRDCheck) fieldOf(file string) string {
 }
 
 // indexPath reads the CRD files of a file or directory (recursively) into
-// the loader's index, through the cache of indexes (crdindex): each file
-// inside root (unless root is ""), as readPaths reads them.
+// the loader's index, through the cache of indexes (crdindex), on every
+// core: each file inside root (unless root is ""), as readPaths reads them.
 func indexPath(l *catalog.Loader, cache crdindex.Cache, p, root string) error {
 	files, err := pathFiles(p, root)
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		idx, err := cache.ReadFile(f)
+	for idx, err := range cache.ReadFiles(files) {
 		if err != nil {
 			return err
 		}

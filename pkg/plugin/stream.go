@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
@@ -89,9 +90,10 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 		return nil, err
 	}
 	s.Objects, s.OldErrors = s.loader.Objects, s.loader.OldErrors
-	// Defined twice, and what the server warns of (CRDWarning): warnings
+	// Defined twice, what the server warns of, and a schema source's CRD
+	// the server would refuse that no object uses (CRDWarning): warnings
 	// about the inputs, as kubectl prints the server's.
-	for _, a := range s.loader.CRDs {
+	for _, a := range slices.Concat(s.loader.CRDs, s.loader.Unused) {
 		for _, f := range a.Findings {
 			if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
 				s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: f.Message})
@@ -123,11 +125,26 @@ func (s *objectStream) scan(f *inputFlags, stdin io.Reader, visit func(*document
 	return asInputError(l.Added())
 }
 
-// schemas reads the files of --crd-file into the loader's index: a regular
-// file through the cache of indexes (crdindex), so that its CRDs are parsed
-// once per content; standard input and what is not a regular file (a
-// FIFO, a device) through the reader, as the other inputs.
+// schemas reads the files of --crd-file into the loader's index: regular
+// files through the cache of indexes (crdindex), on every core, so that
+// their CRDs are parsed and checked once per content; standard input and
+// what is not a regular file (a FIFO, a device) through the reader, as the
+// other inputs, in their place in the order.
 func (s *objectStream) schemas(src inputSource, recursive bool, stdin io.Reader) error {
+	var regular []string // files still to index, in order
+	index := func() error {
+		for idx, err := range s.cache.ReadFiles(regular) {
+			if err != nil {
+				return inputError(err)
+			}
+			for _, w := range idx.Warnings {
+				s.Warnings = append(s.Warnings, inputWarning(w))
+			}
+			s.loader.Index(idx)
+		}
+		regular = regular[:0]
+		return nil
+	}
 	for _, name := range src.names {
 		files, err := inputFiles(name, recursive)
 		if err != nil {
@@ -138,24 +155,20 @@ func (s *objectStream) schemas(src inputSource, recursive bool, stdin io.Reader)
 			if err != nil {
 				return inputError(err)
 			}
-			if !ok {
-				one := inputSource{flag: src.flag, names: []string{file}}
-				if err := s.loader.Schemas(s.documents(one, false, stdin)); err != nil {
-					return err
-				}
+			if ok {
+				regular = append(regular, file)
 				continue
 			}
-			idx, err := s.cache.ReadFile(file)
-			if err != nil {
-				return inputError(err)
+			if err := index(); err != nil {
+				return err
 			}
-			for _, w := range idx.Warnings {
-				s.Warnings = append(s.Warnings, inputWarning(w))
+			one := inputSource{flag: src.flag, names: []string{file}}
+			if err := s.loader.Schemas(s.documents(one, false, stdin)); err != nil {
+				return err
 			}
-			s.loader.Index(idx)
 		}
 	}
-	return nil
+	return index()
 }
 
 // isRegular says whether name is a regular file of at most

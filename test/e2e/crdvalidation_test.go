@@ -172,9 +172,20 @@ func TestCRDValidationAgainstServer(t *testing.T) {
 			// kubectl crd prune, the CRD among the inputs (about to be applied, it is
 			// validated whatever the objects): an input error naming the file and line,
 			// in the server's words. Given with --crd-file, an index, it is validated
-			// only for the objects of its kinds: here, none.
-			if ix := x.WithStdin(configMap).Run("kubectl-crd", "prune", "--offline", "--crd-file", file, "-f", "-"); ix.Code != 0 {
+			// only for the objects of its kinds: here, none, so that a refusal is a
+			// warning, with the server's errors, and no other.
+			ix := x.WithStdin(configMap).Run("kubectl-crd", "prune", "--offline", "--crd-file", file, "-f", "-")
+			if ix.Code != 0 {
 				t.Errorf("prune --crd-file, no object of its kinds: exit %d, want 0:\n%s", ix.Code, ix.Stderr)
+			}
+			const unused = "the API server would refuse this CRD, which no object of this run uses: "
+			if got := strings.Count(ix.Stderr, unused); wantRefused != (got == 1) || got > 1 {
+				t.Errorf("prune --crd-file, no object of its kinds: %d warnings of a refused CRD, want %v:\n%s", got, wantRefused, ix.Stderr)
+			}
+			for _, m := range ours {
+				if !strings.Contains(ix.Stderr, m) {
+					t.Errorf("prune --crd-file: the warning does not hold the server's error %q:\n%s", m, ix.Stderr)
+				}
 			}
 			pr := x.WithStdin(configMap).Run("kubectl-crd", "prune", "--offline", "-f", file, "-f", "-")
 			if !wantRefused {

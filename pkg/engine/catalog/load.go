@@ -40,6 +40,10 @@ type Loader struct {
 	Objects int
 	// CRDs are the CRDs added, in order, with their own findings.
 	CRDs []AddedCRD
+	// Unused are the CRDs of the schema sources that the server would
+	// refuse, of kinds no object uses: each with its warning
+	// (finding.RefusedUnused) and no CRD, in the order read.
+	Unused []AddedCRD
 	// OldErrors are the previous inputs the server cannot have stored
 	// (AddOld, AddPreviousCRD), in the order read: each would match
 	// nothing, and its update would pass unchecked.
@@ -77,8 +81,9 @@ func (c *Catalog) Load() *Loader {
 // workload: a CRD there is decoded, validated by the server's CRD
 // validation and compiled only when an object of the inputs is of its kind
 // (Added), so that one object against a directory of CRDs costs what its
-// own CRD costs. A CRD the server would refuse fails the run only when an
-// object uses it. What else they hold is no object of the run.
+// own CRD costs. A CRD the server would refuse fails the run when an
+// object uses it, and is else in Unused, a warning. What else they hold is
+// no object of the run.
 func (l *Loader) Schemas(docs Docs) error {
 	return l.read(docs, func(o *document.Document) error {
 		if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
@@ -223,6 +228,9 @@ func (l *Loader) Added() error {
 			break
 		}
 	}
+	if l.err == nil {
+		l.refusedUnused(used)
+	}
 	l.index = nil
 	for _, ready := range l.pending {
 		p := <-ready // after an error, what is still prepared is dropped
@@ -232,6 +240,45 @@ func (l *Loader) Added() error {
 	}
 	l.pending = nil
 	return l.err
+}
+
+// refusedUnused notes in Unused the CRDs of the index, of no kind in
+// used, that the server would refuse: known from the index, or decided
+// now, on every core, for those read as documents (Schemas).
+func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
+	unused := func(yield func(crdindex.Entry) bool) {
+		for _, e := range l.index {
+			if !e.GroupKind.Empty() && !used[e.GroupKind] && !yield(e) {
+				return
+			}
+		}
+	}
+	type verdict struct {
+		refusal string
+		d       *document.Document
+	}
+	check := func(e crdindex.Entry) verdict {
+		refusal, err := e.Refusal()
+		if err != nil {
+			refusal = err.Error()
+		}
+		if refusal == "" {
+			return verdict{}
+		}
+		d, err := e.Document()
+		if err != nil { // the cache went away and the file with it: named by where it was
+			d = &document.Document{Source: e.Source}
+		}
+		return verdict{refusal, d}
+	}
+	for e, v := range ordered.Seq(ordered.Workers(), unused, check) {
+		if v.refusal == "" {
+			continue
+		}
+		f := finding.RefusedUnused(v.refusal)
+		f.Line = e.Source.Line
+		l.Unused = append(l.Unused, AddedCRD{Ref: prune.Ref(v.d.Object), Source: e.Source, Findings: []finding.Finding{f}})
+	}
 }
 
 // Resolved is what Resolve found beyond the catalog's own state.

@@ -17,7 +17,7 @@ import (
 )
 
 // format is the version of the cache's layout and of what it holds.
-const format = "crdindex/1"
+const format = "crdindex/2"
 
 // CacheDirEnv names the cache directory; "off" keeps none.
 const CacheDirEnv = "KUBECTL_CRD_CACHE_DIR"
@@ -87,6 +87,8 @@ type storedEntry struct {
 	Group string `json:"group"`
 	Kind  string `json:"kind"`
 	Line  int    `json:"line"`
+	// Refusal is the server's verdict on the CRD (Entry.Refusal).
+	Refusal string `json:"refusal,omitempty"`
 }
 
 func (c Cache) path(key string) string { return filepath.Join(c.Dir, key[:2], key) }
@@ -112,6 +114,7 @@ func (c Cache) load(key string, f *file) (*File, error) {
 			GroupKind: runtimeschema.GroupKind{Group: e.Group, Kind: e.Kind},
 			Source:    document.Source{File: f.name, Line: e.Line},
 			blob:      filepath.Join(dir, strconv.Itoa(i)+".json"), file: f, index: i,
+			refusal: e.Refusal, checked: true,
 		})
 	}
 	return out, nil
@@ -149,7 +152,7 @@ func (c Cache) write(dir string, idx *File) error {
 		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".json"), b, 0o644); err != nil {
 			return err
 		}
-		s.Entries = append(s.Entries, storedEntry{Group: e.GroupKind.Group, Kind: e.GroupKind.Kind, Line: e.Source.Line})
+		s.Entries = append(s.Entries, storedEntry{Group: e.GroupKind.Group, Kind: e.GroupKind.Kind, Line: e.Source.Line, Refusal: e.refusal})
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

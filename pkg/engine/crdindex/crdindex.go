@@ -14,14 +14,18 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"iter"
 	"os"
+	"slices"
 	"sync"
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // Entry is a CRD of a schema file, known by the kind it defines.
@@ -36,6 +40,11 @@ type Entry struct {
 	blob   string
 	file   *file
 	index  int
+	// refusal is why the server would refuse the CRD ("" when it accepts
+	// it), known once checked: decided when a file is indexed, and kept
+	// with the index.
+	refusal string
+	checked bool
 }
 
 // FromDocument is an entry of a CRD already read.
@@ -73,6 +82,35 @@ func (e Entry) Document() (*document.Document, error) {
 		obj = f.Entries[e.index].object
 	}
 	return &document.Document{Object: obj, Source: e.Source}, nil
+}
+
+// Refusal is why the server would refuse the CRD, in the words of its
+// decoding and CRD validation ("" when it accepts it): decided when the
+// file was indexed and kept with the index, so that a run says which CRDs
+// of a schema source the server refuses without decoding them; decided
+// now for an entry of a CRD already read (FromDocument).
+func (e Entry) Refusal() (string, error) {
+	if e.checked {
+		return e.refusal, nil
+	}
+	d, err := e.Document()
+	if err != nil {
+		return "", err
+	}
+	return refusalOf(d.Object), nil
+}
+
+// refusalOf is the server's refusal of a CRD object, as on a create: its
+// decoding, then its CRD validation (with its CEL cost estimates).
+func refusalOf(obj map[string]interface{}) string {
+	crd, _, err := schema.DecodeObject(obj, strategy.Validators{})
+	if err == nil && crd != nil {
+		err = crd.InvalidErr()
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // Warning is what the document reader warns of in a file (a key written
@@ -143,6 +181,19 @@ func parse(name string, data []byte) (*File, error) {
 			}
 		}
 	}
+	// The server's verdict on each CRD, on every core: the costly part of
+	// an index, done once per content when the cache keeps it.
+	each := func(yield func(int) bool) {
+		for i := range out.Entries {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	check := func(i int) string { return refusalOf(out.Entries[i].object) }
+	for i, refusal := range ordered.Seq(ordered.Workers(), each, check) {
+		out.Entries[i].refusal, out.Entries[i].checked = refusal, true
+	}
 	return out, nil
 }
 
@@ -204,6 +255,27 @@ func (c Cache) ReadFile(path string) (*File, error) {
 	}
 	c.store(key, idx)
 	return idx, nil
+}
+
+// ReadFiles is ReadFile of each path, on every core, the indexes yielded
+// in the paths' order: a directory of CRD files is indexed as fast as the
+// cores parse and check it. Leaving the range stops the reading.
+func (c Cache) ReadFiles(paths []string) iter.Seq2[*File, error] {
+	type read struct {
+		f   *File
+		err error
+	}
+	readFile := func(p string) read {
+		f, err := c.ReadFile(p)
+		return read{f, err}
+	}
+	return func(yield func(*File, error) bool) {
+		for _, r := range ordered.Seq(ordered.Workers(), slices.Values(paths), readFile) {
+			if !yield(r.f, r.err) {
+				return
+			}
+		}
+	}
 }
 
 // key is the cache key of a file: the index's format, the build, the

@@ -157,6 +157,19 @@ func FromCRDWarning(warning string) Finding {
 	return Finding{Check: CRDWarning, Severity: Warning, Message: warning}
 }
 
+// ReasonRefusedUnused is the Reason of RefusedUnused.
+const ReasonRefusedUnused = "RefusedUnused"
+
+// RefusedUnused is a CRD of a schema source (--crd-file, crdPaths) that
+// the server would refuse, of a kind no object of the run is: a warning,
+// as the run checks nothing against it. refusal is the server's words.
+func RefusedUnused(refusal string) Finding {
+	return Finding{
+		Check: CRDWarning, Reason: ReasonRefusedUnused, Severity: Warning,
+		Message: "the API server would refuse this CRD, which no object of this run uses: " + refusal,
+	}
+}
+
 // ReasonLegacyAPIVersion is the Reason of LegacyCRD.
 const ReasonLegacyAPIVersion = "LegacyAPIVersion"
 
