@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -12,33 +13,14 @@ import (
 // failure per finding that fails the run; the other findings are the
 // testcase's system-out, the notes on the inputs the suite's system-err.
 
-type junitCase struct {
-	XMLName   xml.Name       `xml:"testcase"`
-	Name      string         `xml:"name,attr"`
-	ClassName string         `xml:"classname,attr"`
-	File      string         `xml:"file,attr,omitempty"`
-	Failures  []junitFailure `xml:"failure"`
-	Skipped   *junitSkipped  `xml:"skipped"`
-	SystemOut string         `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
-}
-
 // junitSuite is the head of the suite (and of testsuites), its counts.
 type junitSuite struct {
-	Name     string `xml:"name,attr"`
-	Tests    int    `xml:"tests,attr"`
-	Failures int    `xml:"failures,attr"`
-	Errors   int    `xml:"errors,attr"`
-	Skipped  int    `xml:"skipped,attr"`
+	Name                             string
+	Tests, Failures, Errors, Skipped int
+}
+
+func (s junitSuite) attrs() string {
+	return fmt.Sprintf(` name="%s" tests="%d" failures="%d" errors="%d" skipped="%d"`, attr(s.Name), s.Tests, s.Failures, s.Errors, s.Skipped)
 }
 
 type junitWriter struct {
@@ -59,34 +41,47 @@ func (j *junitWriter) Add(obj Object) error {
 		}
 		return nil
 	}
-	tc := junitCase{Name: name(obj), ClassName: obj.File, File: obj.File}
-	if tc.ClassName == "" {
-		tc.ClassName = j.tool.Command
+	class := obj.File
+	if class == "" {
+		class = j.tool.Command // an object of the cluster
 	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `    <testcase name="%s" classname="%s"`, attr(name(obj)), attr(class))
+	if obj.File != "" {
+		fmt.Fprintf(&b, ` file="%s"`, attr(obj.File))
+	}
+	head := b.Len()
+	b.WriteString(">\n")
+	failures := 0
 	var out strings.Builder
 	for _, it := range obj.Findings {
 		if !it.Fails {
 			out.WriteString(textLine(obj, it) + "\n")
 			continue
 		}
-		text := locationText(where(obj, it))
+		failures++
+		where := locationText(where(obj, it))
 		if it.Path != "" {
-			text += ": " + it.Path
+			where += ": " + it.Path
 		}
-		tc.Failures = append(tc.Failures, junitFailure{Message: it.Message, Type: it.RuleID(), Text: text + "\n" + it.Message})
+		fmt.Fprintf(&b, `      <failure message="%s" type="%s">%s</failure>`+"\n", attr(it.Message), attr(it.RuleID()), text(where+"\n"+it.Message))
 	}
-	tc.SystemOut = out.String()
-	if obj.Status == NotChecked && len(tc.Failures) == 0 {
-		tc.Skipped = &junitSkipped{Message: "not checked: no CustomResourceDefinition for " + obj.Ref.APIVersion + ", kind " + obj.Ref.Kind}
+	if obj.Status == NotChecked && failures == 0 {
+		fmt.Fprintf(&b, `      <skipped message="%s"/>`+"\n", attr("not checked: no CustomResourceDefinition for "+obj.Ref.APIVersion+", kind "+obj.Ref.Kind))
 		j.skipped++
 	}
-	j.tests++
-	j.failures += len(tc.Failures)
-	b, err := xml.MarshalIndent(tc, "    ", "  ")
-	if err != nil {
-		return err
+	if out.Len() > 0 {
+		fmt.Fprintf(&b, "      <system-out>%s</system-out>\n", text(out.String()))
 	}
-	_, err = fmt.Fprintf(j.spool, "%s\n", b)
+	if b.Len() == head+2 {
+		b.Truncate(head) // no children
+		b.WriteString("/>\n")
+	} else {
+		b.WriteString("    </testcase>\n")
+	}
+	j.tests++
+	j.failures += failures
+	_, err := j.spool.Write(b.Bytes())
 	return err
 }
 
@@ -121,27 +116,59 @@ func locationText(at Location) string {
 // testcases from the spool, the notes.
 func (j *junitWriter) Finish(out io.Writer) error {
 	suite := junitSuite{Name: "kubectl crd " + j.tool.Command, Tests: j.tests, Failures: j.failures, Skipped: j.skipped}
-	head, err := xml.Marshal(suite)
-	if err != nil {
-		return err
-	}
-	// The attributes of <junitSuite ...></junitSuite>, for both heads.
-	attrs := strings.TrimSuffix(strings.TrimPrefix(string(head), "<junitSuite"), "></junitSuite>")
-	if _, err := fmt.Fprintf(out, "%s<testsuites%s>\n  <testsuite%s>\n", xml.Header, attrs, attrs); err != nil {
+	if _, err := fmt.Fprintf(out, "%s<testsuites%s>\n  <testsuite%s>\n", xml.Header, suite.attrs(), suite.attrs()); err != nil {
 		return err
 	}
 	if err := copySpool(out, j.spool); err != nil {
 		return err
 	}
 	if len(j.notes) > 0 {
-		var esc strings.Builder
-		if err := xml.EscapeText(&esc, []byte(strings.Join(j.notes, "\n")+"\n")); err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(out, "    <system-err>%s</system-err>\n", esc.String()); err != nil {
+		if _, err := fmt.Fprintf(out, "    <system-err>%s</system-err>\n", text(strings.Join(j.notes, "\n")+"\n")); err != nil {
 			return err
 		}
 	}
-	_, err = io.WriteString(out, "  </testsuite>\n</testsuites>\n")
+	_, err := io.WriteString(out, "  </testsuite>\n</testsuites>\n")
 	return err
+}
+
+// text escapes character data: &, < and > (and a carriage return, which
+// a reader would take for a line end); a character XML 1.0 cannot hold is
+// U+FFFD.
+func text(s string) string { return escapeXML(s, false) }
+
+// attr escapes an attribute's value: also ", and the line ends and tabs
+// a reader would turn into spaces.
+func attr(s string) string { return escapeXML(s, true) }
+
+func escapeXML(s string, inAttr bool) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '\r':
+			b.WriteString("&#xD;")
+		case inAttr && r == '"':
+			b.WriteString("&quot;")
+		case inAttr && r == '\n':
+			b.WriteString("&#xA;")
+		case inAttr && r == '\t':
+			b.WriteString("&#x9;")
+		case !xmlChar(r):
+			b.WriteRune('\uFFFD')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// xmlChar says whether XML 1.0 can hold r (its production Char).
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }

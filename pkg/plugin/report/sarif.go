@@ -113,7 +113,7 @@ type sarifWriter struct {
 func newSARIF(tool Tool, spool Spool) *sarifWriter { return &sarifWriter{tool: tool, spool: spool} }
 
 // resultIndent is the indent of the elements of runs[0].results.
-const resultIndent = "      "
+const resultIndent = "        "
 
 func (s *sarifWriter) Add(obj Object) error {
 	for _, it := range obj.Findings {
@@ -179,7 +179,7 @@ func (s *sarifWriter) Finish(out io.Writer) error {
 		return err
 	}
 	if s.n > 0 {
-		tail = append([]byte("\n    "), tail...)
+		tail = append([]byte("\n      "), tail...)
 	}
 	_, err = out.Write(append(tail, '\n'))
 	return err
