@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
 
 // CheckUpdateOptions are the options of "kubectl crd check-update".
@@ -37,7 +38,7 @@ type CheckUpdateOptions struct {
 // NewCmdCheckUpdate returns "kubectl crd check-update".
 func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags),
-		outputFlags: newOutputFlags("output format: text or json", "text", "json"),
+		outputFlags: newOutputFlags("output format: text or json; sarif, junit or github: a report of the findings, for CI", reportFormats("text", "json")...),
 		inputs: inputFlags{replaces: true, usage: inputUsage{
 			Filename:  "files or directories with the new objects or CRDs, - for stdin (repeatable)",
 			Old:       "files or directories with the old objects and CRDs (default: read them from the cluster)",
@@ -45,9 +46,36 @@ func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams gener
 			CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
 		}}}
 	cmd := &cobra.Command{
-		Use:   "check-update -f NEW [--old OLD] [--crd-file CRD]... [--objects OBJECTS]... [-o text|json]",
-		Short: "Tell whether the API server, or the CRD's mutability markers, would refuse an update; what a CRD upgrade breaks",
-		Long: `Compare each new object with its old version, as the API server stores both (pruned and
+		Use:               "check-update -f NEW [--old OLD] [--crd-file CRD]... [--objects OBJECTS]... [-o text|json|sarif|junit|github]",
+		Short:             "Tell whether the API server, or the CRD's mutability markers, would refuse an update; what a CRD upgrade breaks",
+		Long:              checkUpdateLong,
+		Example:           checkUpdateExample,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.inputs.AddFlags(cmd)
+	o.outputFlags.AddFlags(cmd)
+	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
+	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")
+	completeFiles(cmd, "objects")
+	cmd.Flags().BoolVar(&o.Strict, "strict", false, "CRD upgrade: exit 1 on any Breaking, DataLoss or Invalid change, whether or not it hurts an object")
+	o.gateFlags.AddFlags(cmd)
+	cmd.Flags().Int64Var(&o.ChunkSize, "chunk-size", 500, "CRD upgrade: list the cluster's objects this many at a time (0: all in one request)")
+	return cmd
+}
+
+// checkUpdateLong and checkUpdateExample are the help of the command.
+const (
+	checkUpdateLong = `Compare each new object with its old version, as the API server stores both (pruned and
 defaulted), and report what would refuse the update:
 
   - the API server's own update validation, by its own code: the schema with ratcheting, CEL rules
@@ -72,8 +100,13 @@ run through the new CRD as the server runs it: what it loses when read (pruning)
 it again, or even an unchanged update (ratcheting), would be refused. Exit 1 when a Breaking,
 DataLoss or Invalid change hurts at least one object or the server refuses the CRD update
 (--strict: when one exists at all).
-` + exitCodesHelp,
-		Example: `  # Would applying these objects be refused by the cluster?
+
+-o sarif, -o junit and -o github print every finding, of the objects and of CRD upgrades, for CI:
+SARIF 2.1.0 for code scanning, JUnit XML for test reports, GitHub workflow commands for annotations
+(docs/reports.md). The exit code is the same.
+` + exitCodesHelp
+
+	checkUpdateExample = `  # Would applying these objects be refused by the cluster?
   kubectl crd check-update -f cr.yaml
 
   # Offline: against the previously applied objects and the CRD file
@@ -86,29 +119,13 @@ DataLoss or Invalid change hurts at least one object or the server refuses the C
   kubectl crd check-update -f crds/new.yaml
 
   # Offline: the old CRD and the objects from files
-  kubectl crd check-update --offline --old crds/old.yaml --objects backup/ -R -f crds/new.yaml`,
-		Args:              cobra.NoArgs,
-		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
-	}
-	o.inputs.AddFlags(cmd)
-	o.outputFlags.AddFlags(cmd)
-	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
-	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")
-	completeFiles(cmd, "objects")
-	cmd.Flags().BoolVar(&o.Strict, "strict", false, "CRD upgrade: exit 1 on any Breaking, DataLoss or Invalid change, whether or not it hurts an object")
-	o.gateFlags.AddFlags(cmd)
-	cmd.Flags().Int64Var(&o.ChunkSize, "chunk-size", 500, "CRD upgrade: list the cluster's objects this many at a time (0: all in one request)")
-	return cmd
-}
+  kubectl crd check-update --offline --old crds/old.yaml --objects backup/ -R -f crds/new.yaml
+
+  # The findings for CI: SARIF for code scanning, JUnit for test reports, GitHub annotations
+  kubectl crd check-update --offline --crd-file crd.yaml --old applied/ -f rendered/ -R -o sarif > check-update.sarif
+  kubectl crd check-update --offline --old crds/old.yaml --objects backup/ -R -f crds/new.yaml -o junit > upgrade.xml
+  kubectl crd check-update --offline --crd-file crd.yaml --old applied/ -f rendered/ -R -o github`
+)
 
 // Complete builds the engine's catalog: the cluster unless --offline (old
 // objects from it when --old gives none), and the namespace of -n or the
@@ -159,20 +176,28 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	upgrade := newUpgradeCheck(o.Output == "json")
+	var findings *reportOutput // -o sarif, junit, github
+	if report.IsFormat(o.Output) {
+		var err error
+		if findings, err = newReportOutput(o.Output, "check-update"); err != nil {
+			return err
+		}
+		defer findings.Close()
+	}
+	upgrade := newUpgradeCheck(o.Output == "json", findings, o.gate)
 	defer upgrade.Close()
 	in, err := o.load(ctx, upgrade)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := newUpdateOutput(o.Output, o.gate)
+	out, err := newUpdateOutput(o.Output, o.gate, findings)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
 	if in.loader.Replacing() {
-		if err := out.addUpgrades(upgrade); err != nil {
+		if err := out.addUpgrades(upgrade, o.Strict); err != nil {
 			return err
 		}
 	}
@@ -244,7 +269,9 @@ func (o *CheckUpdateOptions) check(ctx context.Context, in *objectStream, out *u
 			if res.Status == catalog.UpdateSkipped {
 				continue
 			}
-			out.Add(updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings})
+			if err := out.Add(updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings}); err != nil {
+				return err
+			}
 			refused = refused || len(res.Refused) > 0 && o.gate.FailsOn(finding.Update) ||
 				len(res.Warnings) > 0 && o.gate.FailsOn(finding.Prune) ||
 				res.Status == catalog.UpdateMissingCRD && o.gate.FailsOn(finding.MissingCRD)
@@ -312,20 +339,35 @@ func docsOf(docs []*document.Document) catalog.Docs {
 	}
 }
 
+// missing says whether no CRD defines the item's kind: it is not checked.
+func (it updateItem) missing() bool { return it.Status == string(catalog.UpdateMissingCRD) }
+
+// findings are the item's findings: its kind defined by no CRD, or what the
+// server drops (dropped, the first ones) and why it refuses the update.
+func (it updateItem) findings() (all []finding.Finding, dropped int) {
+	if it.missing() {
+		f := finding.NoCRD(it.Object)
+		f.Line = it.Source.Line
+		return []finding.Finding{f}, 0
+	}
+	for _, w := range it.Warnings {
+		all = append(all, finding.FromChange(w, it.Object.Kind, ""))
+	}
+	for _, v := range it.Violations {
+		all = append(all, finding.FromUpdate(v))
+	}
+	return all, len(it.Warnings)
+}
+
 // printUpdateItem writes an item of the text report: a line per verdict on
 // out, what the server drops as warnings on errOut.
 func printUpdateItem(out, errOut io.Writer, gate finding.Gate, it updateItem) {
-	if it.Status == string(catalog.UpdateMissingCRD) {
-		f := finding.NoCRD(it.Object)
-		f.Line = it.Source.Line
-		printFindings(errOut, gate, it.Object, it.Source, []finding.Finding{f})
+	findings, dropped := it.findings()
+	if it.missing() {
+		printFindings(errOut, gate, it.Object, it.Source, findings)
 		return
 	}
-	dropped := make([]finding.Finding, len(it.Warnings))
-	for i, w := range it.Warnings {
-		dropped[i] = finding.FromChange(w, it.Object.Kind, "")
-	}
-	printFindings(errOut, gate, it.Object, it.Source, dropped)
+	printFindings(errOut, gate, it.Object, it.Source, findings[:dropped])
 	if it.Status == string(catalog.UpdateCreate) {
 		fmt.Fprintf(out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
 		return
@@ -334,8 +376,7 @@ func printUpdateItem(out, errOut io.Writer, gate finding.Gate, it updateItem) {
 		fmt.Fprintf(out, "%s: update allowed (%s)\n", it.Object, it.Source)
 		return
 	}
-	for _, v := range it.Violations {
-		f := finding.FromUpdate(v)
+	for _, f := range findings[dropped:] {
 		values := ""
 		if f.Value != nil || f.NewValue != nil {
 			values = fmt.Sprintf(" (%s -> %s)", jsonOrAbsent(f.Value), jsonOrAbsent(f.NewValue))

@@ -37,9 +37,9 @@ func TestCompleteOutput(t *testing.T) {
 		args    []string // a run that succeeds, or finds something, with -o FORMAT appended
 		formats []string
 	}{
-		{[]string{"explain-structural", "-f", exampleCRD}, []string{"text", "yaml", "json"}},
-		{[]string{"prune", "--offline", "--crd-file", exampleCRD, "-f", exampleJob}, []string{"yaml", "json"}},
-		{[]string{"check-update", "--offline", "--crd-file", exampleCRD, "--old", exampleJob, "-f", exampleJob}, []string{"text", "json"}},
+		{[]string{"explain-structural", "-f", exampleCRD}, []string{"text", "yaml", "json", "sarif", "junit", "github"}},
+		{[]string{"prune", "--offline", "--crd-file", exampleCRD, "-f", exampleJob}, []string{"yaml", "json", "sarif", "junit", "github"}},
+		{[]string{"check-update", "--offline", "--crd-file", exampleCRD, "--old", exampleJob, "-f", exampleJob}, []string{"text", "json", "sarif", "junit", "github"}},
 	} {
 		cmd := tc.args[0]
 		for _, flag := range []string{"-o", "--output"} {
@@ -48,8 +48,8 @@ func TestCompleteOutput(t *testing.T) {
 				t.Errorf("%s %s: directive %s, candidates (-want +got):\n%s", cmd, flag, directive, diff)
 			}
 		}
-		if got, _ := complete(t, cmd, "-o", "j"); !cmp.Equal(got, []string{"json"}) {
-			t.Errorf("%s -o j: %q, want json", cmd, got)
+		if got, _ := complete(t, cmd, "-o", "j"); !cmp.Equal(got, []string{"json", "junit"}) {
+			t.Errorf("%s -o j: %q, want json, junit", cmd, got)
 		}
 		for _, format := range tc.formats {
 			if r := run(t, "", append(tc.args, "-o", format)...); r.code != ExitOK && r.code != ExitFindings {

@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
+	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
 
 // ExplainStructuralOptions are the options of "kubectl crd explain-structural".
@@ -39,13 +40,13 @@ type ExplainStructuralOptions struct {
 // NewCmdExplainStructural returns "kubectl crd explain-structural".
 func NewCmdExplainStructural(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &ExplainStructuralOptions{IOStreams: streams, cluster: newCluster(configFlags),
-		outputFlags: newOutputFlags("output format: text, yaml or json", "text", "yaml", "json"),
+		outputFlags: newOutputFlags("output format: text, yaml or json; sarif, junit or github: a report of the findings, for CI", reportFormats("text", "yaml", "json")...),
 		inputs: inputFlags{usage: inputUsage{
 			Filename:  "CRD files or directories to read, - for stdin (repeatable)",
 			Recursive: "read directories given with -f recursively",
 		}}}
 	cmd := &cobra.Command{
-		Use:   "explain-structural (NAME... | --all | -f FILE|DIR|- [-R]) [--version V] [-o text|yaml|json]",
+		Use:   "explain-structural (NAME... | --all | -f FILE|DIR|- [-R]) [--version V] [-o text|yaml|json|sarif|junit|github]",
 		Short: "Tell whether CRD schemas are structural, and show the skeleton pruning sees",
 		Long: `Check every CustomResourceDefinition in the inputs the way the API server's NonStructuralSchema
 condition does: the violations are the server's own, with its field paths. Then show, per version,
@@ -58,6 +59,10 @@ CRDs are read from the cluster of your kubeconfig by NAME (the CRD's name, or it
 kind or a short name, optionally with .group), all of them with --all, or from files with -f.
 For a CRD from the cluster, the server's own NonStructuralSchema condition is shown too: legacy
 CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
+
+-o sarif, -o junit and -o github print the findings for CI, without the skeletons: SARIF 2.1.0 for
+code scanning, JUnit XML for test reports (a testcase per CRD), GitHub workflow commands for
+annotations (docs/reports.md). The exit code is the same.
 ` + exitCodesHelp,
 		Example: `  # Is this CRD of the cluster structural? What does pruning see?
   kubectl crd explain-structural certificates.cert-manager.io
@@ -72,7 +77,12 @@ CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
   kubectl crd explain-structural -f crds/ -R -o json
 
   # One version's skeleton schema as YAML, from stdin
-  cat crd.yaml | kubectl crd explain-structural -f - --version v1 -o yaml`,
+  cat crd.yaml | kubectl crd explain-structural -f - --version v1 -o yaml
+
+  # The findings for CI: SARIF for code scanning, JUnit for test reports, GitHub annotations
+  kubectl crd explain-structural -f crds/ -R -o sarif > crds.sarif
+  kubectl crd explain-structural -f crds/ -R -o junit > crds.xml
+  kubectl crd explain-structural -f crds/ -R -o github`,
 		ValidArgsFunction: completeCRDNames(configFlags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(cmd, args); err != nil {
@@ -305,23 +315,76 @@ func (o *ExplainStructuralOptions) explainLive(l *liveCRD) (crdReport, error) {
 }
 
 // printReport prints the report in the format of -o.
-func (o *ExplainStructuralOptions) printReport(report structuralReport) error {
-	switch o.Output {
-	case "json":
+func (o *ExplainStructuralOptions) printReport(rep structuralReport) error {
+	switch {
+	case o.Output == "json":
 		enc := json.NewEncoder(o.Out)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		return enc.Encode(report)
-	case "yaml":
-		b, err := sigsyaml.Marshal(report)
+		return enc.Encode(rep)
+	case o.Output == "yaml":
+		b, err := sigsyaml.Marshal(rep)
 		if err != nil {
 			return err
 		}
 		o.Out.Write(b)
+	case report.IsFormat(o.Output):
+		return o.printFindings(rep)
 	default:
-		printStructuralText(o.Out, report)
+		printStructuralText(o.Out, rep)
 	}
 	return nil
+}
+
+// printFindings prints the report of -o sarif, junit or github: a CRD
+// each, with its findings.
+func (o *ExplainStructuralOptions) printFindings(rep structuralReport) error {
+	out, err := newReportOutput(o.Output, "explain-structural")
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	for _, r := range rep.CRDs {
+		if err := out.Add(r.reportObject()); err != nil {
+			return err
+		}
+	}
+	return out.Finish(o.Out)
+}
+
+// reportObject is the CRD and its findings, those that fail the run as
+// structuralVerdict says: not structural, refused by the server, markers
+// misplaced. Every finding is about the CRD as a whole: at its line.
+func (r crdReport) reportObject() report.Object {
+	var items []report.Item
+	add := func(f finding.Finding, fails bool) { items = append(items, report.Item{Finding: f, Fails: fails}) }
+	for _, v := range r.Violations {
+		add(finding.Finding{Check: finding.NonStructural, Reason: v.Type, Path: v.Field, Severity: finding.Error, Message: "not structural: " + v.Message}, true)
+	}
+	for _, v := range r.Invalid {
+		add(finding.Finding{Check: finding.NonStructural, Reason: v.Type, Path: v.Field, Severity: finding.Error,
+			Message: "refused by the API server's validation of CustomResourceDefinitions: " + v.Message}, true)
+	}
+	for _, v := range r.Mutability {
+		add(finding.Finding{Check: finding.Update, Reason: v.Type, Path: v.Field, Severity: finding.Error,
+			Message: `misplaced mutability marker (KEP "Immutable fields", emulated by kubectl crd): ` + v.Message}, true)
+	}
+	for _, w := range r.Warnings {
+		add(finding.Finding{Check: finding.CRDWarning, Reason: w.Reason, Severity: finding.Warning, Message: w.Message}, false)
+	}
+	if r.LowerError != "" {
+		add(finding.Finding{Severity: finding.Warning, Reason: "LowerMutability", Message: "mutability markers that lower-mutability cannot lower: " + r.LowerError}, false)
+	}
+	if c := r.ServerCondition; c != nil {
+		add(finding.Finding{Severity: finding.Info, Reason: c.Reason,
+			Message: fmt.Sprintf("server condition %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)}, false)
+	}
+	var src document.Source
+	if r.Source != nil {
+		src = *r.Source
+	}
+	ref := prune.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: r.Name}
+	return reportObject(ref, src, false, items)
 }
 
 // structuralVerdict is errFindings (exit 1) when a CRD of the report is

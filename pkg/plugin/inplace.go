@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
 
 // rewrite is an input file with what the server would store.
@@ -249,7 +250,9 @@ func (o *PruneOptions) validateWrites() error {
 		switch {
 		case o.InPlace && o.Diff:
 			return usageErrorf("--in-place and --diff: give one (--diff shows what --in-place would change)")
-		case o.Output != "yaml":
+		case o.Diff && report.IsFormat(o.Output):
+			return usageErrorf("--diff prints a diff and -o %s a report, both on stdout: give one", o.Output)
+		case o.Output != "yaml" && !report.IsFormat(o.Output):
 			return usageErrorf("%s writes YAML files, not -o %s", flag, o.Output)
 		case o.Report == "-":
 			return usageErrorf("%s and --report -: the report would go where nothing is printed; give --report FILE", flag)
@@ -266,6 +269,8 @@ func (o *PruneOptions) validateWrites() error {
 		}
 	}
 	switch fd := o.streams().Descriptor(o.Report); {
+	case o.Report == "-" && report.IsFormat(o.Output):
+		return usageErrorf("--report - and -o %s both write stdout: give --report FILE", o.Output)
 	case o.Report == "" && o.reportSet:
 		return usageErrorf("--report '': give a file name, or - for stdout")
 	case o.Report == "" || o.Report == "-":

@@ -38,57 +38,18 @@ type PruneOptions struct {
 // NewCmdPrune returns "kubectl crd prune".
 func NewCmdPrune(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &PruneOptions{IOStreams: streams, cluster: newCluster(configFlags),
-		outputFlags: newOutputFlags("output format: yaml (comments kept) or json (a List)", "yaml", "json"),
+		outputFlags: newOutputFlags("output format: yaml (comments kept) or json (a List); sarif, junit or github: a report of the findings, for CI, instead of the objects",
+			reportFormats("yaml", "json")...),
 		inputs: inputFlags{usage: inputUsage{
 			Filename:  "files or directories with the objects, - for stdin (repeatable)",
 			Recursive: "read directories recursively (for -f and --crd-file)",
 			CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
 		}}}
 	cmd := &cobra.Command{
-		Use:   "prune -f FILE|DIR|- [-R] [--crd-file FILE|DIR]... [-o yaml|json] [--report FILE|-] [--defaults] [--fail-on-prune] [--in-place|--diff]",
-		Short: "Show what the API server stores: unknown fields pruned, with a report of every dropped field",
-		Long: `Run the API server's request-path coercion on custom resources: pruning of fields the schema does
-not specify, unknown metadata fields, nulls of non-nullable fields, metadata normalization and, with
---defaults, the schema's defaults. Prints the objects as the server would store them; YAML keeps your
-comments, key order and formatting, minus the dropped fields. Every change is reported on stderr
-with its reason and source line.
-
-Then the server's own validation of a create runs on each object (schema, x-kubernetes-validations
-CEL rules, metadata, list types): every reason it would refuse an object is an Error line on stderr,
-in the server's words, and prune exits 1. Such an object is printed all the same.
-
-Schemas come from the cluster of your kubeconfig (--context, --kubeconfig, ...), read once per run and
-only when an object needs one; --crd-file adds or overrides CRDs, and CustomResourceDefinitions among
-the inputs (which pass through unchanged) override both: you are about to apply them. An object of a
-kind that no CRD defines and the cluster does not serve is refused, as kubectl apply would be.
-
-With --offline the cluster is never contacted: schemas come only from --crd-file and the inputs. An
-object of a kind that no CRD defines passes through unchecked, and is an error (exit 1: a typo in
-its apiVersion would pass unchecked) unless --ignore-missing-crds makes it a warning.
-
---in-place rewrites each file of -f that changes with what the server would store, comments and
-layout kept, and prints nothing; --diff prints what it would change as a unified diff and exits 1
-if anything would. A file whose edits cannot keep its comments is refused, and then no file is
-written.
-` + exitCodesHelp,
-		Example: `  # What will the cluster of the current context drop from these objects?
-  kubectl crd prune -f cr.yaml
-
-  # The same against another cluster, for objects without a namespace in "staging"
-  kubectl crd prune --context staging -n staging -f manifests/ -R
-
-  # Offline: schemas from files only
-  kubectl crd prune --offline --crd-file examples/maintenance/crd.yaml -f examples/maintenance/job.yaml
-
-  # The object the server stores, defaults included, as JSON
-  kubectl crd prune --crd-file crds/ -f cr.yaml --defaults -o json
-
-  # Clean a GitOps repository: see what would change, then rewrite the files
-  kubectl crd prune --crd-file crds/ -R -f apps/ --diff
-  kubectl crd prune --crd-file crds/ -R -f apps/ --in-place
-
-  # A CI gate: fail when anything would be dropped; a JSON report for the build log
-  kustomize build overlays/prod | kubectl crd prune --crd-file crds/ -R -f - --fail-on-prune --report report.json`,
+		Use:               "prune -f FILE|DIR|- [-R] [--crd-file FILE|DIR]... [-o yaml|json|sarif|junit|github] [--report FILE|-] [--defaults] [--fail-on-prune] [--in-place|--diff]",
+		Short:             "Show what the API server stores: unknown fields pruned, with a report of every dropped field",
+		Long:              pruneLong,
+		Example:           pruneExample,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -113,6 +74,63 @@ written.
 	completeFiles(cmd, "report")
 	return cmd
 }
+
+// pruneLong and pruneExample are the help of the command.
+const (
+	pruneLong = `Run the API server's request-path coercion on custom resources: pruning of fields the schema does
+not specify, unknown metadata fields, nulls of non-nullable fields, metadata normalization and, with
+--defaults, the schema's defaults. Prints the objects as the server would store them; YAML keeps your
+comments, key order and formatting, minus the dropped fields. Every change is reported on stderr
+with its reason and source line.
+
+Then the server's own validation of a create runs on each object (schema, x-kubernetes-validations
+CEL rules, metadata, list types): every reason it would refuse an object is an Error line on stderr,
+in the server's words, and prune exits 1. Such an object is printed all the same.
+
+Schemas come from the cluster of your kubeconfig (--context, --kubeconfig, ...), read once per run and
+only when an object needs one; --crd-file adds or overrides CRDs, and CustomResourceDefinitions among
+the inputs (which pass through unchanged) override both: you are about to apply them. An object of a
+kind that no CRD defines and the cluster does not serve is refused, as kubectl apply would be.
+
+With --offline the cluster is never contacted: schemas come only from --crd-file and the inputs. An
+object of a kind that no CRD defines passes through unchecked, and is an error (exit 1: a typo in
+its apiVersion would pass unchecked) unless --ignore-missing-crds makes it a warning.
+
+-o sarif, -o junit and -o github print, instead of the objects (with --in-place, after writing the
+files), a report of every finding for CI:
+SARIF 2.1.0 for code scanning, JUnit XML for test reports, GitHub workflow commands for annotations
+on the lines of the files (docs/reports.md). The exit code is the same.
+
+--in-place rewrites each file of -f that changes with what the server would store, comments and
+layout kept, and prints nothing; --diff prints what it would change as a unified diff and exits 1
+if anything would. A file whose edits cannot keep its comments is refused, and then no file is
+written.
+` + exitCodesHelp
+
+	pruneExample = `  # What will the cluster of the current context drop from these objects?
+  kubectl crd prune -f cr.yaml
+
+  # The same against another cluster, for objects without a namespace in "staging"
+  kubectl crd prune --context staging -n staging -f manifests/ -R
+
+  # Offline: schemas from files only
+  kubectl crd prune --offline --crd-file examples/maintenance/crd.yaml -f examples/maintenance/job.yaml
+
+  # The object the server stores, defaults included, as JSON
+  kubectl crd prune --crd-file crds/ -f cr.yaml --defaults -o json
+
+  # Clean a GitOps repository: see what would change, then rewrite the files
+  kubectl crd prune --crd-file crds/ -R -f apps/ --diff
+  kubectl crd prune --crd-file crds/ -R -f apps/ --in-place
+
+  # A CI gate: fail when anything would be dropped; a JSON report for the build log
+  kustomize build overlays/prod | kubectl crd prune --crd-file crds/ -R -f - --fail-on-prune --report report.json
+
+  # The findings for CI: SARIF for code scanning, JUnit for test reports, GitHub annotations
+  kubectl crd prune --offline --crd-file crds/ -R -f apps/ -o sarif > prune.sarif
+  kubectl crd prune --offline --crd-file crds/ -R -f apps/ -o junit > prune.xml
+  kubectl crd prune --offline --crd-file crds/ -R -f apps/ -o github`
+)
 
 // Complete builds the engine's catalog: the cluster unless --offline, and the
 // namespace of -n or the kubeconfig's context.
@@ -232,6 +250,9 @@ func (o *PruneOptions) check(ctx context.Context, in *objectStream, out *pruneOu
 			}
 			results = append(results, c.v.Result)
 			failed = o.warn(c.v) || failed
+			if err := out.AddVerdict(o.gate, c.v); err != nil {
+				return err
+			}
 		}
 		if len(errs) > 0 {
 			return nil // nothing more is written: the run fails

@@ -5,8 +5,11 @@ import (
 	"io"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
 
 // pruneOutput is where prune writes, a document at a time: the objects (YAML
@@ -24,6 +27,8 @@ type pruneOutput struct {
 	reportItems *jsonArray
 
 	rewrites *rewriter // --in-place, --diff
+
+	findings *reportOutput // -o sarif, junit, github: a report instead of the objects
 }
 
 func (o *PruneOptions) newPruneOutput() (_ *pruneOutput, err error) {
@@ -34,10 +39,16 @@ func (o *PruneOptions) newPruneOutput() (_ *pruneOutput, err error) {
 			err = &ExitError{Code: ExitInternal, Err: fmt.Errorf("a spool for the output: %w", err)}
 		}
 	}()
+	isReport := report.IsFormat(o.Output)
+	if isReport {
+		if out.findings, err = newReportOutput(o.Output, "prune"); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case o.InPlace || o.Diff:
 		out.rewrites = newRewriter(o.InPlace)
-	case o.Report != "-":
+	case o.Report != "-" && !isReport:
 		if out.objects, err = safewrite.NewSpool(); err != nil {
 			return nil, err
 		}
@@ -52,6 +63,15 @@ func (o *PruneOptions) newPruneOutput() (_ *pruneOutput, err error) {
 		out.reportItems = out.reportDoc.Array()
 	}
 	return out, nil
+}
+
+// AddVerdict adds an object's findings to the report of -o sarif, junit
+// or github, if any.
+func (p *pruneOutput) AddVerdict(gate finding.Gate, v *catalog.Verdict) error {
+	if p.findings == nil {
+		return nil
+	}
+	return p.findings.Add(verdictObject(gate, v))
 }
 
 // Add writes the next document of -f as read, with the results of its
@@ -91,7 +111,15 @@ func (p *pruneOutput) Finish(warnings []inputWarning) (rewrote bool, err error) 
 		}
 	}
 	if p.rewrites != nil {
-		return len(files) > 0, p.o.writeRewrites(files)
+		if err := p.o.writeRewrites(files); err != nil {
+			return false, err
+		}
+	}
+	if p.findings != nil {
+		return len(files) > 0, p.writeFindings(warnings)
+	}
+	if p.rewrites != nil {
+		return len(files) > 0, nil
 	}
 	if p.objects == nil {
 		return false, nil
@@ -107,6 +135,17 @@ func (p *pruneOutput) Finish(warnings []inputWarning) (rewrote bool, err error) 
 	}
 	_, err = io.Copy(p.o.Out, p.objects)
 	return false, err
+}
+
+// writeFindings writes the report of -o sarif, junit or github, with the
+// warnings about the inputs, to stdout.
+func (p *pruneOutput) writeFindings(warnings []inputWarning) error {
+	for _, w := range warningObjects(warnings) {
+		if err := p.findings.Add(w); err != nil {
+			return err
+		}
+	}
+	return p.findings.Finish(p.o.Out)
 }
 
 // writeReport ends the report and writes it where --report says. The
@@ -152,6 +191,9 @@ func (p *pruneOutput) Close() {
 		if s != nil {
 			s.Close()
 		}
+	}
+	if p.findings != nil {
+		p.findings.Close()
 	}
 }
 

@@ -27,9 +27,14 @@ type updateOutput struct {
 	isUpgrade bool
 	// gate says which findings are errors.
 	gate finding.Gate
+	// findings is the report of -o sarif, junit or github, instead.
+	findings *reportOutput
 }
 
-func newUpdateOutput(format string, gate finding.Gate) (*updateOutput, error) {
+func newUpdateOutput(format string, gate finding.Gate, findings *reportOutput) (*updateOutput, error) {
+	if findings != nil {
+		return &updateOutput{gate: gate, findings: findings}, nil
+	}
 	spool, err := safewrite.NewSpool()
 	if err != nil {
 		return nil, &ExitError{Code: ExitInternal, Err: fmt.Errorf("a spool for the output: %w", err)}
@@ -46,7 +51,15 @@ func newUpdateOutput(format string, gate finding.Gate) (*updateOutput, error) {
 }
 
 // addUpgrades adds the report of CRD upgrades: in text, before the items.
-func (u *updateOutput) addUpgrades(up *upgradeCheck) error {
+func (u *updateOutput) addUpgrades(up *upgradeCheck, strict bool) error {
+	if u.findings != nil {
+		for _, obj := range up.reportObjects(strict, u.gate) {
+			if err := u.findings.Add(obj); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if u.items != nil {
 		u.upgrades, u.isUpgrade = up.reports(), true
 		return nil
@@ -55,18 +68,26 @@ func (u *updateOutput) addUpgrades(up *upgradeCheck) error {
 }
 
 // Add writes the next item of the report.
-func (u *updateOutput) Add(it updateItem) {
+func (u *updateOutput) Add(it updateItem) error {
+	if u.findings != nil {
+		findings, _ := it.findings()
+		return u.findings.Add(reportObject(it.Object, it.Source, it.missing(), gateItems(u.gate, findings)))
+	}
 	if u.items != nil {
 		u.items.Add(it)
-		return
+		return nil
 	}
 	printUpdateItem(u.out, u.errOut, u.gate, it)
+	return nil
 }
 
 // Finish writes the report on out, and on errOut the text report's
 // warnings, each where it was written among the lines of out: on one
 // terminal a warning stays next to its object's line.
 func (u *updateOutput) Finish(out, errOut io.Writer) error {
+	if u.findings != nil {
+		return u.findings.Finish(out)
+	}
 	if u.items != nil {
 		if err := u.items.Close(); err != nil {
 			return spoolError(err)
@@ -124,8 +145,12 @@ func (u *updateOutput) Finish(out, errOut io.Writer) error {
 	}
 }
 
-// Close removes the spool.
-func (u *updateOutput) Close() { u.spool.Close() }
+// Close removes the spool (the report's is its owner's).
+func (u *updateOutput) Close() {
+	if u.spool != nil {
+		u.spool.Close()
+	}
+}
 
 // spoolRecords is a stream of the text report: each write is a record of
 // the spool, the stream's byte, the length and the bytes.

@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
 
 // upgradeCheck is check-update's CRD upgrade: the CRDs of -f replace the
@@ -38,10 +39,14 @@ type upgradeCheck struct {
 	objects map[string]*objectRecords
 	// skipped counts the objects of --objects no upgrade concerns.
 	skipped int
+	// findings, for -o sarif, junit or github, takes every existing object
+	// checked, as scanned, with gate's verdict on its findings.
+	findings *reportOutput
+	gate     finding.Gate
 }
 
-func newUpgradeCheck(json bool) *upgradeCheck {
-	return &upgradeCheck{json: json, objects: map[string]*objectRecords{}}
+func newUpgradeCheck(json bool, findings *reportOutput, gate finding.Gate) *upgradeCheck {
+	return &upgradeCheck{json: json, objects: map[string]*objectRecords{}, findings: findings, gate: gate}
 }
 
 // Close removes the spools.
@@ -118,6 +123,9 @@ func (u *upgradeCheck) record(imp *crdupgrade.ObjectImpact, findings []finding.F
 	if imp == nil {
 		u.skipped++
 		return nil
+	}
+	if u.findings != nil {
+		return u.findings.Add(u.existingObject(imp, findings))
 	}
 	if len(findings) == 0 {
 		return nil
@@ -428,4 +436,44 @@ func (u *upgradeCheck) print(out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// existingObject is an existing object of an upgrade, for the report of
+// -o sarif, junit or github: a finding fails the run when the gate fails
+// on it and it hurts the object (the change that hurts it fails the
+// upgrade). An object of the cluster is placed at the CRD that hurts it.
+func (u *upgradeCheck) existingObject(imp *crdupgrade.ObjectImpact, findings []finding.Finding) report.Object {
+	items := make([]report.Item, len(findings))
+	for i, f := range findings {
+		items[i] = report.Item{Finding: f, Fails: f.Severity == finding.Error && u.gate.Fails(f)}
+	}
+	src := imp.Source
+	if src.File == "" {
+		for _, up := range u.upgrades {
+			if up.New.CRD.Name() == imp.CRD {
+				src = up.Source
+			}
+		}
+	}
+	return reportObject(imp.Object, src, false, items)
+}
+
+// reportObjects are the upgrades, each a CRD with its changes (gate's
+// verdict on each, as failed's; strict: --strict) and what no change explains, for the
+// report of -o sarif, junit or github.
+func (u *upgradeCheck) reportObjects(strict bool, gate finding.Gate) []report.Object {
+	var out []report.Object
+	for _, up := range u.upgrades {
+		var items []report.Item
+		for _, v := range up.Verdicts(strict) {
+			items = append(items, report.Item{Finding: v.Finding, Fails: v.Fails && gate.Fails(v.Finding)})
+		}
+		for _, x := range up.Unexplained {
+			items = append(items, report.Item{Finding: finding.Finding{Severity: finding.Warning, Path: x.Path, Reason: x.What,
+				Message: fmt.Sprintf("%s (%s): no change found accounts for it", x.Path, x.What)}})
+		}
+		ref := prune.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: up.New.CRD.Name()}
+		out = append(out, reportObject(ref, up.Source, false, items))
+	}
+	return out
 }
