@@ -1,5 +1,6 @@
 // Command dist builds the release of kubectl crd (make dist): an archive per
-// platform, SHA256SUMS, and the krew manifest crd.yaml for them. The same
+// platform, the image of the linux builds (an OCI layout tarball),
+// SHA256SUMS, and the krew manifest crd.yaml for the archives. The same
 // commit, version and Go toolchain give the same bytes.
 //
 //	go run ./hack/dist [-version v1.2.3] [-out dist] [-platforms linux/amd64,...]
@@ -63,6 +64,7 @@ func run(ctx context.Context, args []string, log io.Writer) int {
 		fmt.Fprintln(log, "dist:", err)
 		return 2
 	}
+	o.Revision = release.Revision(ctx, o.Root)
 	fmt.Fprintf(log, "kubectl-crd %s, files dated %s, into %s\n", o.Version, o.MTime.Format("2006-01-02T15:04:05Z"), o.Out)
 	res, err := release.Dist(ctx, o)
 	if err != nil {
@@ -71,6 +73,9 @@ func run(ctx context.Context, args []string, log io.Writer) int {
 	}
 	if res.Manifest != "" {
 		fmt.Fprintln(log, "krew manifest:", res.Manifest)
+	}
+	if res.Image != "" {
+		fmt.Fprintln(log, "image (OCI layout):", res.Image)
 	}
 	return 0
 }

@@ -40,6 +40,9 @@ var (
 	built   []release.Platform
 	dists   [2]string
 	distLog bytes.Buffer
+	// hostDist is a release of the host's platform (buildHostDist), ""
+	// when there is none.
+	hostDist string
 )
 
 // foreignOrder is the order in which testPlatforms picks the other
@@ -97,12 +100,45 @@ func TestMain(m *testing.M) {
 			}
 			fmt.Fprintf(&distLog, "run %d took %s\n", i, time.Since(start).Round(time.Second))
 		}
+		if err := buildHostDist(tmp); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
 		return m.Run()
 	}())
 }
 
+// buildHostDist sets hostDist: the runs' output when they built the host's
+// platform, else one more run of the program into tmp for the host's
+// platform only. The Action's test installs from it, and the image test
+// runs the function from its image on a linux host.
+func buildHostDist(tmp string) error {
+	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	switch {
+	case slices.Contains(built, host):
+		hostDist = dists[0]
+		return nil
+	case !slices.Contains(release.Platforms, host):
+		return nil
+	}
+	hostDist = filepath.Join(tmp, "host")
+	start := time.Now()
+	args := []string{"-root", root, "-out", hostDist, "-version", testVersion, "-platforms", host.String()}
+	if code := run(context.Background(), args, &distLog); code != 0 {
+		return fmt.Errorf("dist run for %s: exit %d\n%s", host, code, distLog.String())
+	}
+	fmt.Fprintf(&distLog, "the run for %s took %s\n", host, time.Since(start).Round(time.Second))
+	return nil
+}
+
 // all is whether the runs built every platform, and so wrote the manifest.
 func all() bool { return len(built) == len(release.Platforms) }
+
+// hasLinux is whether platforms has a linux one, and so a run of them
+// writes the image.
+func hasLinux(platforms []release.Platform) bool {
+	return slices.ContainsFunc(platforms, func(p release.Platform) bool { return p.OS == "linux" })
+}
 
 func skipShort(t *testing.T) {
 	t.Helper()
@@ -217,6 +253,14 @@ func TestManifest(t *testing.T) {
 		sum := sha256.Sum256(archive)
 		sums[p] = hex.EncodeToString(sum[:])
 		lines = append(lines, sums[p]+"  "+p.Archive()+"\n")
+	}
+	if hasLinux(built) {
+		image, err := os.ReadFile(filepath.Join(dists[0], release.ImageFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(image)
+		lines = append(lines, hex.EncodeToString(sum[:])+"  "+release.ImageFile+"\n")
 	}
 	slices.SortFunc(lines, func(a, b string) int { return strings.Compare(a[64:], b[64:]) })
 	if got, err := os.ReadFile(filepath.Join(dists[0], release.SumsFile)); err != nil || string(got) != strings.Join(lines, "") {
@@ -347,6 +391,9 @@ func TestReproducible(t *testing.T) {
 	want := len(built) + 1 // the archives, SHA256SUMS
 	if all() {
 		want++ // crd.yaml
+	}
+	if hasLinux(built) {
+		want++ // the image
 	}
 	if len(names) != want {
 		t.Errorf("%d files, want %d: %q", len(names), want, names)

@@ -32,7 +32,10 @@ type Options struct {
 	// Platforms to build; the manifest is rendered only when they are all
 	// of Platforms, since it names every archive.
 	Platforms []Platform
-	// MTime is the modification time of every file in the archives.
+	// Revision is the commit built, for the image's labels; "" when unknown.
+	Revision string
+	// MTime is the modification time of every file in the archives and
+	// the image.
 	MTime time.Time
 	// Log receives progress.
 	Log io.Writer
@@ -44,11 +47,15 @@ type Result struct {
 	Archives, Sums map[Platform]string
 	// Manifest is the rendered krew manifest, "" when not all platforms were built.
 	Manifest string
+	// Image is the OCI image layout tarball of the linux platforms built,
+	// ImageSum its sha256; "" when none was built.
+	Image, ImageSum string
 }
 
 // Dist builds the plugin for each platform with the version stamped in,
-// archives each build reproducibly, writes their checksums, and renders
-// and checks the krew manifest for them.
+// archives each build reproducibly, writes the image of the linux builds,
+// writes the checksums of the archives and the image, and renders and
+// checks the krew manifest for the archives.
 func Dist(ctx context.Context, o Options) (*Result, error) {
 	if _, err := ParseVersion(o.Version); err != nil {
 		return nil, fmt.Errorf("version: %v", err)
@@ -62,6 +69,7 @@ func Dist(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	res := &Result{Archives: map[Platform]string{}, Sums: map[Platform]string{}}
+	linux := map[Platform]string{}
 	for _, p := range o.Platforms {
 		start := time.Now()
 		bin := filepath.Join(tmp, p.OS+"_"+p.Arch, p.Binary())
@@ -78,11 +86,27 @@ func Dist(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		res.Archives[p], res.Sums[p] = archive, sum
+		if p.OS == "linux" {
+			linux[p] = bin
+		}
 		fmt.Fprintf(o.Log, "%s  %s  (%s)\n", sum, p.Archive(), time.Since(start).Round(time.Second))
 	}
+	byName := map[string]string{}
+	for p, sum := range res.Sums {
+		byName[p.Archive()] = sum
+	}
+	if len(linux) > 0 {
+		start := time.Now()
+		res.Image = filepath.Join(o.Out, ImageFile)
+		if res.ImageSum, err = writeImageFile(res.Image, ImageOptions{Version: o.Version, Revision: o.Revision, Binaries: linux, MTime: o.MTime}); err != nil {
+			return nil, err
+		}
+		byName[ImageFile] = res.ImageSum
+		fmt.Fprintf(o.Log, "%s  %s  (%s)\n", res.ImageSum, ImageFile, time.Since(start).Round(time.Second))
+	}
 	var sums bytes.Buffer
-	for _, p := range sortedPlatforms(res.Sums) {
-		fmt.Fprintf(&sums, "%s  %s\n", res.Sums[p], p.Archive())
+	for _, name := range sortedKeys(byName) {
+		fmt.Fprintf(&sums, "%s  %s\n", byName[name], name)
 	}
 	if err := os.WriteFile(filepath.Join(o.Out, SumsFile), sums.Bytes(), 0o644); err != nil {
 		return nil, err
@@ -117,6 +141,23 @@ func writeArchiveFile(path string, files []ArchiveFile, mtime time.Time) (string
 	var buf bytes.Buffer
 	if err := WriteArchive(&buf, files, mtime); err != nil {
 		return "", err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// writeImageFile writes the image, checks it by reading it back, and
+// returns its sha256.
+func writeImageFile(path string, o ImageOptions) (string, error) {
+	var buf bytes.Buffer
+	if err := WriteImage(&buf, o); err != nil {
+		return "", err
+	}
+	if _, err := ReadImage(bytes.NewReader(buf.Bytes())); err != nil {
+		return "", fmt.Errorf("the image written does not read back: %v", err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return "", err
@@ -198,6 +239,15 @@ func SourceDate(ctx context.Context, root string, getenv func(string) string) (t
 		}
 	}
 	return time.Unix(0, 0).UTC(), nil
+}
+
+// Revision is the commit checked out at root, "" outside git.
+func Revision(ctx context.Context, root string) string {
+	rev, err := git(ctx, root, "rev-parse", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return rev
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
