@@ -1,0 +1,490 @@
+package main
+
+// The GitHub Action (action.yml at the repository root) is tested here,
+// where the release it installs is built: its steps run as GitHub's runner
+// runs a composite action's bash steps, against a local directory of
+// releases made by make dist's program for the host's platform.
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/release"
+)
+
+// actionFile is the part of action.yml's schema the action uses.
+type actionFile struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Author      string `json:"author"`
+	Branding    struct {
+		Icon  string `json:"icon"`
+		Color string `json:"color"`
+	} `json:"branding"`
+	Inputs map[string]struct {
+		Description string `json:"description"`
+		Required    bool   `json:"required"`
+		Default     string `json:"default"`
+	} `json:"inputs"`
+	Outputs map[string]struct {
+		Description string `json:"description"`
+		Value       string `json:"value"`
+	} `json:"outputs"`
+	Runs struct {
+		Using string       `json:"using"`
+		Steps []actionStep `json:"steps"`
+	} `json:"runs"`
+}
+
+type actionStep struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	Shell            string            `json:"shell"`
+	WorkingDirectory string            `json:"working-directory"`
+	Env              map[string]string `json:"env"`
+	Run              string            `json:"run"`
+}
+
+func readAction(t *testing.T) *actionFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionFile
+	if err := yaml.UnmarshalStrict(b, &a); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	return &a
+}
+
+// expressionRE is a GitHub expression, ${{ ... }}.
+var expressionRE = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
+
+// TestActionFile checks action.yml's inputs, outputs and steps: a composite
+// action of bash steps, inputs reaching the scripts only through env (an
+// expression in a script is pasted into it before bash reads it: script
+// injection), expressions only of inputs and of earlier steps' outputs.
+// (Runs with -short.)
+func TestActionFile(t *testing.T) {
+	a := readAction(t)
+	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" {
+		t.Errorf("name %q, description %q, runs.using %q; want a named composite action", a.Name, a.Description, a.Runs.Using)
+	}
+	for name, required := range map[string]bool{"version": true, "checksum": false, "args": false, "working-directory": false, "output-file": false, "release-url": false} {
+		in, ok := a.Inputs[name]
+		if !ok || in.Required != required || in.Description == "" {
+			t.Errorf("input %s: %+v; want one with a description, required=%v", name, in, required)
+		}
+	}
+	if len(a.Inputs) != 6 {
+		t.Errorf("%d inputs, want the 6 the test knows", len(a.Inputs))
+	}
+	if !strings.HasPrefix(a.Inputs["release-url"].Default, release.Homepage+"/releases/download") {
+		t.Errorf("release-url defaults to %s, not the releases of %s", a.Inputs["release-url"].Default, release.Homepage)
+	}
+	for _, name := range []string{"path", "exit-code"} {
+		if o := a.Outputs[name]; o.Description == "" || o.Value == "" {
+			t.Errorf("output %s: %+v", name, o)
+		}
+	}
+	ids := map[string]bool{}
+	for i, s := range a.Runs.Steps {
+		if s.Shell != "bash" || s.ID == "" || s.Run == "" {
+			t.Errorf("step %d: shell %q, id %q; want an identified bash step", i, s.Shell, s.ID)
+		}
+		if expressionRE.MatchString(s.Run) {
+			t.Errorf("step %s: an expression in run: pass it through env", s.ID)
+		}
+		check := func(where, text string) {
+			for _, m := range expressionRE.FindAllStringSubmatch(text, -1) {
+				if rest, ok := strings.CutPrefix(m[1], "steps."); ok {
+					if id, _, _ := strings.Cut(rest, "."); !ids[id] {
+						t.Errorf("step %s, %s: %s is not an earlier step", s.ID, where, id)
+					}
+				} else if _, err := evalExpression(m[1], a, nil, nil); err != nil {
+					t.Errorf("step %s, %s: %v", s.ID, where, err)
+				}
+			}
+		}
+		check("working-directory", s.WorkingDirectory)
+		for k, v := range s.Env {
+			check("env "+k, v)
+		}
+		ids[s.ID] = true
+	}
+}
+
+// evalExpression evaluates the expressions the action may use:
+// inputs.NAME (its value, else its default) and steps.ID.outputs.NAME.
+func evalExpression(expr string, a *actionFile, inputs map[string]string, outputs map[string]map[string]string) (string, error) {
+	if name, ok := strings.CutPrefix(expr, "inputs."); ok {
+		in, declared := a.Inputs[name]
+		if !declared {
+			return "", fmt.Errorf("${{ %s }}: no input %s", expr, name)
+		}
+		if v, ok := inputs[name]; ok {
+			return v, nil
+		}
+		return in.Default, nil
+	}
+	if rest, ok := strings.CutPrefix(expr, "steps."); ok {
+		if id, name, ok := strings.Cut(rest, ".outputs."); ok {
+			return outputs[id][name], nil
+		}
+	}
+	return "", fmt.Errorf("${{ %s }}: an expression the test does not evaluate", expr)
+}
+
+// actionRun is a run of the action.
+type actionRun struct {
+	outputs map[string]string
+	log     string
+	// failed is the id of the step that failed, "" when none did.
+	failed string
+	// temp is RUNNER_TEMP.
+	temp string
+}
+
+// runOptions are where a run happens: the workspace (GITHUB_WORKSPACE),
+// and directories of stand-in tools before PATH, or instead of it.
+type runOptions struct {
+	workspace string
+	pathFirst string
+	pathOnly  bool
+}
+
+// runAction runs the action's steps as GitHub's runner runs a composite
+// action: each step's expressions substituted, its script in a file run by
+// `bash --noprofile --norc -eo pipefail FILE` (the runner's bash), the
+// runner's files for outputs and PATH between steps; the first step that
+// fails ends the run.
+func runAction(t *testing.T, a *actionFile, inputs map[string]string, o runOptions) *actionRun {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	for name := range inputs {
+		if _, ok := a.Inputs[name]; !ok {
+			t.Fatalf("input %s is not declared", name)
+		}
+	}
+	for name, in := range a.Inputs {
+		if _, ok := inputs[name]; in.Required && !ok {
+			t.Fatalf("input %s is required", name)
+		}
+	}
+	runner := t.TempDir()
+	r := &actionRun{temp: filepath.Join(runner, "temp"), outputs: map[string]string{}}
+	if err := os.Mkdir(r.temp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	githubPath := filepath.Join(runner, "path")
+	var log strings.Builder
+	stepOutputs := map[string]map[string]string{}
+	subst := func(text string) string {
+		return expressionRE.ReplaceAllStringFunc(text, func(m string) string {
+			v, err := evalExpression(expressionRE.FindStringSubmatch(m)[1], a, inputs, stepOutputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		})
+	}
+	for _, s := range a.Runs.Steps {
+		script := filepath.Join(runner, s.ID+".sh")
+		if err := os.WriteFile(script, []byte(s.Run), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		outFile := filepath.Join(runner, s.ID+".out")
+		if err := os.WriteFile(outFile, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		path := os.Getenv("PATH")
+		if o.pathOnly {
+			path = o.pathFirst
+		} else if o.pathFirst != "" {
+			path = o.pathFirst + string(os.PathListSeparator) + path
+		}
+		for _, dir := range readLines(t, githubPath) {
+			path = dir + string(os.PathListSeparator) + path
+		}
+		cmd := exec.Command(bash, "--noprofile", "--norc", "-eo", "pipefail", script)
+		cmd.Dir = filepath.Join(o.workspace, subst(s.WorkingDirectory))
+		cmd.Env = []string{"PATH=" + path, "HOME=" + runner, "RUNNER_TEMP=" + r.temp, "GITHUB_WORKSPACE=" + o.workspace,
+			"GITHUB_OUTPUT=" + outFile, "GITHUB_PATH=" + githubPath, "GITHUB_ENV=" + filepath.Join(runner, "env"),
+			"KUBECTL_CRD_CACHE_DIR=off"}
+		for k, v := range s.Env {
+			cmd.Env = append(cmd.Env, k+"="+subst(v))
+		}
+		out, err := cmd.CombinedOutput()
+		fmt.Fprintf(&log, "== %s\n%s", s.ID, out)
+		stepOutputs[s.ID] = readOutputs(t, outFile)
+		if err != nil {
+			r.failed = s.ID
+			break
+		}
+	}
+	for name, o := range a.Outputs {
+		r.outputs[name] = subst(o.Value)
+	}
+	r.log = log.String()
+	return r
+}
+
+// readOutputs reads a step's GITHUB_OUTPUT: NAME=VALUE lines, and
+// NAME<<DELIMITER ... DELIMITER for values of several lines.
+func readOutputs(t *testing.T, file string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	lines := readLines(t, file)
+	for i := 0; i < len(lines); i++ {
+		if name, delim, ok := strings.Cut(lines[i], "<<"); ok {
+			var value []string
+			for i++; i < len(lines) && lines[i] != delim; i++ {
+				value = append(value, lines[i])
+			}
+			out[name] = strings.Join(value, "\n")
+		} else if name, value, ok := strings.Cut(lines[i], "="); ok {
+			out[name] = value
+		} else {
+			t.Errorf("GITHUB_OUTPUT: %q", lines[i])
+		}
+	}
+	return out
+}
+
+func readLines(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := os.Open(file)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+	}
+	return lines
+}
+
+// releases makes a directory of releases, RELEASES/VERSION/, holding the
+// host's archive and SHA256SUMS of the host's release; change edits them
+// first (nil: copied as they are).
+func releases(t *testing.T, change func(name string, data []byte) []byte) string {
+	t.Helper()
+	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	dir := filepath.Join(t.TempDir(), "releases")
+	if err := os.MkdirAll(filepath.Join(dir, testVersion), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{host.Archive(), release.SumsFile} {
+		b, err := os.ReadFile(filepath.Join(hostDist, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if change != nil {
+			b = change(name, b)
+		}
+		if err := os.WriteFile(filepath.Join(dir, testVersion, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestAction installs the host's release with the action and runs
+// commands with it; a release whose archive or SHA256SUMS do not match,
+// or that the checksum input does not pin, installs nothing.
+func TestAction(t *testing.T) {
+	skipShort(t)
+	if hostDist == "" {
+		t.Skipf("no release for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	a := readAction(t)
+	repo, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	good := "file://" + releases(t, nil)
+	sums, err := os.ReadFile(filepath.Join(hostDist, release.SumsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumsSHA := sha256.Sum256(sums)
+
+	// installed reports whether the run left a binary in RUNNER_TEMP.
+	installed := func(r *actionRun) bool {
+		_, err := os.Stat(filepath.Join(r.temp, "kubectl-crd-"+testVersion, "kubectl-crd"))
+		return err == nil
+	}
+	t.Run("version", func(t *testing.T) {
+		r := runAction(t, a, map[string]string{"version": testVersion, "release-url": good, "args": "version"}, runOptions{workspace: repo})
+		_, ran, _ := strings.Cut(r.log, "== run\n")
+		if r.failed != "" || !strings.HasPrefix(ran, "kubectl-crd "+testVersion+"\n") || r.outputs["exit-code"] != "0" ||
+			r.outputs["path"] != filepath.Join(r.temp, "kubectl-crd-"+testVersion, "kubectl-crd") {
+			t.Errorf("failed %q, outputs %q:\n%s", r.failed, r.outputs, r.log)
+		}
+	})
+	t.Run("a gate, quoted words, an output file, a working directory", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "stored.yaml")
+		r := runAction(t, a, map[string]string{
+			"version": testVersion, "release-url": good, "checksum": strings.ToUpper(hex.EncodeToString(sumsSHA[:])),
+			"working-directory": "examples/maintenance", "output-file": out,
+			"args": `prune --offline --crd-file "crd.yaml" -f 'job.yaml' --fail-on-prune`,
+		}, runOptions{workspace: repo})
+		stored, _ := os.ReadFile(out)
+		if r.failed != "run" || r.outputs["exit-code"] != "1" || !strings.Contains(r.log, `pruned unknown field "spec.privileged" (job.yaml:17)`) ||
+			!strings.Contains(string(stored), "kind: MaintenanceNightlyJob") || strings.Contains(r.log, "kind: MaintenanceNightlyJob") {
+			t.Errorf("failed %q, outputs %q, output file:\n%s\nlog:\n%s", r.failed, r.outputs, stored, r.log)
+		}
+	})
+	t.Run("install only", func(t *testing.T) {
+		r := runAction(t, a, map[string]string{"version": testVersion, "release-url": good + "/"}, runOptions{workspace: repo})
+		if r.failed != "" || !installed(r) || r.outputs["exit-code"] != "" {
+			t.Errorf("failed %q, outputs %q:\n%s", r.failed, r.outputs, r.log)
+		}
+	})
+
+	flip := func(b []byte, i int) []byte {
+		b[i] ^= 1
+		return b
+	}
+	for name, tc := range map[string]struct {
+		inputs map[string]string
+		want   string
+	}{
+		"SHA256SUMS corrupted": {map[string]string{"release-url": "file://" + releases(t, func(name string, b []byte) []byte {
+			if name != release.SumsFile {
+				return b
+			}
+			i := strings.Index(string(b), "  "+host.Archive()) - 1 // the last hex digit of the host's sum
+			b[i] = map[bool]byte{true: '1', false: '0'}[b[i] == '0']
+			return b
+		})}, host.Archive() + " has sha256 "},
+		"archive corrupted": {map[string]string{"release-url": "file://" + releases(t, func(name string, b []byte) []byte {
+			if name == release.SumsFile {
+				return b
+			}
+			return flip(b, len(b)/2)
+		})}, host.Archive() + " has sha256 "},
+		"checksum pin": {map[string]string{"release-url": good, "checksum": strings.Repeat("0", 64)}, "SHA256SUMS of " + testVersion + " has sha256 " + hex.EncodeToString(sumsSHA[:]) + ", but the checksum input is "},
+		"no line":      {map[string]string{"release-url": "file://" + releases(t, func(name string, b []byte) []byte { return []byte{} })}, "SHA256SUMS of " + testVersion + " has no sha256 for " + host.Archive()},
+		"not a tag":    {map[string]string{"release-url": good, "version": "latest"}, `version "latest" is not a release tag`},
+		"no release":   {map[string]string{"release-url": good, "version": "v9.9.9"}, "cannot download " + good + "/v9.9.9/SHA256SUMS"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			inputs := map[string]string{"version": testVersion, "args": "version"}
+			for k, v := range tc.inputs {
+				inputs[k] = v
+			}
+			r := runAction(t, a, inputs, runOptions{workspace: repo})
+			if r.failed != "install" || installed(r) || !strings.Contains(r.log, "::error title=kubectl-crd install::"+tc.want) {
+				t.Errorf("failed %q, installed %v; want the install to fail with %q:\n%s", r.failed, installed(r), tc.want, r.log)
+			}
+		})
+	}
+}
+
+// TestActionPlatforms runs the install step under a stand-in uname: each
+// runner platform asks for its archive (only the host's is in the local
+// releases), and other systems and architectures are refused by name.
+func TestActionPlatforms(t *testing.T) {
+	skipShort(t)
+	if hostDist == "" {
+		t.Skipf("no release for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	a := readAction(t)
+	good := "file://" + releases(t, nil)
+	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	for _, tc := range []struct{ system, machine, want string }{
+		{"Linux", "x86_64", "kubectl_crd_linux_amd64"},
+		{"Linux", "aarch64", "kubectl_crd_linux_arm64"},
+		{"Darwin", "arm64", "kubectl_crd_darwin_arm64"},
+		{"Darwin", "x86_64", "kubectl_crd_darwin_amd64"},
+		{"MINGW64_NT-10.0", "x86_64", "no release for the runner's system MINGW64_NT-10.0"},
+		{"Linux", "riscv64", "no release for the runner's architecture riscv64"},
+	} {
+		t.Run(tc.system+"/"+tc.machine, func(t *testing.T) {
+			bin := t.TempDir()
+			uname := fmt.Sprintf("#!/bin/sh\ncase \"$1\" in -s) echo %s ;; -m) echo %s ;; *) exit 2 ;; esac\n", tc.system, tc.machine)
+			if err := os.WriteFile(filepath.Join(bin, "uname"), []byte(uname), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := runAction(t, a, map[string]string{"version": testVersion, "release-url": good}, runOptions{workspace: t.TempDir(), pathFirst: bin})
+			want := strings.ReplaceAll(tc.want, "kubectl_crd", "kubectl-crd")
+			switch {
+			case want == strings.TrimSuffix(host.Archive(), ".tar.gz"):
+				if r.failed != "" {
+					t.Errorf("the host's platform failed:\n%s", r.log)
+				}
+			case strings.HasPrefix(want, "kubectl-crd_"):
+				if r.failed != "install" || !strings.Contains(r.log, "cannot download "+good+"/"+testVersion+"/"+want+".tar.gz") {
+					t.Errorf("want a download of %s.tar.gz:\n%s", want, r.log)
+				}
+			default:
+				if r.failed != "install" || !strings.Contains(r.log, "::error title=kubectl-crd install::"+want) {
+					t.Errorf("want %q:\n%s", want, r.log)
+				}
+			}
+		})
+	}
+}
+
+// TestActionShasum: on a runner without sha256sum (macOS has shasum), the
+// install checks the archive with shasum -a 256. PATH holds only the tools
+// the step uses.
+func TestActionShasum(t *testing.T) {
+	skipShort(t)
+	if hostDist == "" {
+		t.Skipf("no release for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	bin := t.TempDir()
+	for _, tool := range []string{"curl", "tar", "gzip", "awk", "cut", "tr", "mkdir", "rm", "uname", "shasum", "perl"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("no %s", tool)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := readAction(t)
+	a.Runs.Steps = slices.DeleteFunc(a.Runs.Steps, func(s actionStep) bool { return s.ID != "install" })
+	o := runOptions{workspace: t.TempDir(), pathFirst: bin, pathOnly: true}
+	r := runAction(t, a, map[string]string{"version": testVersion, "release-url": "file://" + releases(t, nil)}, o)
+	if r.failed != "" || !strings.Contains(r.log, "kubectl-crd "+testVersion+"\n") {
+		t.Errorf("failed %q:\n%s", r.failed, r.log)
+	}
+	bad := releases(t, func(name string, b []byte) []byte {
+		if name != release.SumsFile {
+			b[len(b)/2] ^= 1
+		}
+		return b
+	})
+	r = runAction(t, a, map[string]string{"version": testVersion, "release-url": "file://" + bad}, o)
+	if r.failed != "install" || !strings.Contains(r.log, " has sha256 ") {
+		t.Errorf("a corrupted archive: failed %q:\n%s", r.failed, r.log)
+	}
+}
