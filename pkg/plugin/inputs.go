@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
@@ -54,6 +55,14 @@ type inputWarning struct {
 	Object  prune.ObjectRef `json:"object"`
 	Source  document.Source `json:"source"`
 	Message string          `json:"message"`
+	// check is the finding's (CRDWarning), "" for the reader's warnings
+	// and a CRD defined twice: the rule of the CI reports.
+	check finding.Check
+}
+
+// indexWarning is a warning of the reader, as the index of a file keeps it.
+func indexWarning(w crdindex.Warning) inputWarning {
+	return inputWarning{Object: w.Object, Source: w.Source, Message: w.Message}
 }
 
 // inputSource is one input flag as it is read and named in messages.
@@ -216,7 +225,7 @@ func readFile(name string) ([]*document.Document, error) {
 func warningsOf(d *document.Document) []inputWarning {
 	var out []inputWarning
 	for _, w := range crdindex.WarningsOf(d) {
-		out = append(out, inputWarning(w))
+		out = append(out, indexWarning(w))
 	}
 	return out
 }

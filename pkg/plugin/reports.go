@@ -81,11 +81,12 @@ func verdictObject(gate finding.Gate, v *catalog.Verdict) report.Object {
 	return reportObject(res.Object, res.Source, res.Status == prune.MissingCRD, gateItems(gate, v.Findings))
 }
 
-// warningObjects are the warnings about the inputs, notes of no check.
+// warningObjects are the warnings about the inputs: what the server warns
+// of a CRD (CRDWarning), the rest notes of no check.
 func warningObjects(warnings []inputWarning) []report.Object {
 	out := make([]report.Object, len(warnings))
 	for i, w := range warnings {
-		f := finding.Finding{Severity: finding.Warning, Message: w.Message}
+		f := finding.Finding{Check: w.check, Severity: finding.Warning, Message: w.Message}
 		out[i] = report.Object{Ref: w.Object, Location: report.Location{File: w.Source.File, Line: w.Source.Line},
 			Status: report.InputNote, Findings: []report.Item{{Finding: f}}}
 	}

@@ -96,7 +96,7 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 	for _, a := range slices.Concat(s.loader.CRDs, s.loader.Unused) {
 		for _, f := range a.Findings {
 			if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
-				s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: f.Message})
+				s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: f.Message, check: f.Check})
 			}
 		}
 	}
@@ -138,7 +138,7 @@ func (s *objectStream) schemas(src inputSource, recursive bool, stdin io.Reader)
 				return inputError(err)
 			}
 			for _, w := range idx.Warnings {
-				s.Warnings = append(s.Warnings, inputWarning(w))
+				s.Warnings = append(s.Warnings, indexWarning(w))
 			}
 			s.loader.Index(idx)
 		}
