@@ -7,6 +7,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -171,6 +172,18 @@ func (c *Catalog) PrepareCRD(d *document.Document) *PreparedCRD {
 	// The mutability markers, which the server drops, from the CRD as written.
 	p.markers, p.markerErrs = update.CRDSchemas(d.Object)
 	return p
+}
+
+// refusal is why the server would refuse the CRD prepared, in its words
+// (crdindex.Entry.Refusal): its decoding, then its validation as a create.
+func (p *PreparedCRD) refusal() string {
+	var ie *document.InputError
+	for _, err := range []error{p.err, p.invalid} {
+		if errors.As(err, &ie) {
+			return ie.Msg
+		}
+	}
+	return ""
 }
 
 // Document is the document prepared.

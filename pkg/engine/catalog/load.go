@@ -53,7 +53,7 @@ type Loader struct {
 	replacing map[string]bool
 	// index are the CRDs of the schema sources, in the order read: Added
 	// prepares only those of the kinds the objects use.
-	index   []crdindex.Entry
+	index   []indexed
 	added   bool
 	err     error
 	pending []chan *PreparedCRD // the inputs' CRDs, in the order read
@@ -87,7 +87,8 @@ func (c *Catalog) Load() *Loader {
 func (l *Loader) Schemas(docs Docs) error {
 	return l.read(docs, func(o *document.Document) error {
 		if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
-			l.index = append(l.index, crdindex.FromDocument(o))
+			f := &crdindex.File{Entries: []crdindex.Entry{crdindex.FromDocument(o)}}
+			l.index = append(l.index, indexed{f, 0})
 		}
 		return nil
 	})
@@ -96,7 +97,9 @@ func (l *Loader) Schemas(docs Docs) error {
 // Index adds the CRDs of a schema file read as an index (crdindex), as
 // Schemas adds those of documents: read only when used.
 func (l *Loader) Index(f *crdindex.File) {
-	l.index = append(l.index, f.Entries...)
+	for i := range f.Entries {
+		l.index = append(l.index, indexed{f, i})
+	}
 }
 
 // Previous reads the objects as they were (--old, previous:): a CRD among
@@ -209,27 +212,34 @@ func (l *Loader) Added() error {
 	for gvk := range l.Kinds {
 		used[gvk.GroupKind()] = true
 	}
-	needed := func(yield func(crdindex.Entry) bool) {
-		for _, e := range l.index {
-			if (e.GroupKind.Empty() || used[e.GroupKind]) && !yield(e) {
+	needed := func(yield func(indexed) bool) {
+		for _, x := range l.index {
+			if gk := x.entry().GroupKind; (gk.Empty() || used[gk]) && !yield(x) {
 				return
 			}
 		}
 	}
-	prepare := func(e crdindex.Entry) *PreparedCRD {
+	prepare := func(x indexed) *PreparedCRD {
+		e := x.entry()
 		d, err := e.Document()
 		if err != nil {
 			return &PreparedCRD{doc: &document.Document{Source: e.Source}, err: err}
 		}
 		return l.cat.PrepareCRD(d)
 	}
-	for _, p := range ordered.Seq(ordered.Workers(), needed, prepare) {
+	for x, p := range ordered.Seq(ordered.Workers(), needed, prepare) {
+		if p.doc.Object != nil && l.cat.opts.Server != nil {
+			x.f.SetRefusal(x.i, p.refusal()) // the verdict the cache keeps
+		}
 		if !l.add(p) {
 			break
 		}
 	}
 	if l.err == nil {
 		l.refusedUnused(used)
+	}
+	for _, x := range l.index {
+		x.f.Keep() // once per file: Keep keeps it once
 	}
 	l.index = nil
 	for _, ready := range l.pending {
@@ -242,43 +252,59 @@ func (l *Loader) Added() error {
 	return l.err
 }
 
+// indexed is entry i of an index file, Schemas' or Index's.
+type indexed struct {
+	f *crdindex.File
+	i int
+}
+
+func (x indexed) entry() crdindex.Entry { return x.f.Entries[x.i] }
+
 // refusedUnused notes in Unused the CRDs of the index, of no kind in
-// used, that the server would refuse: known from the index, or decided
-// now, on every core, for those read as documents (Schemas).
+// used, that the server would refuse: as the cache kept the verdict, or
+// decided now on every core (and recorded for the cache to keep).
 func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
-	unused := func(yield func(crdindex.Entry) bool) {
-		for _, e := range l.index {
-			if !e.GroupKind.Empty() && !used[e.GroupKind] && !yield(e) {
+	unused := func(yield func(indexed) bool) {
+		for _, x := range l.index {
+			if gk := x.entry().GroupKind; !gk.Empty() && !used[gk] && !yield(x) {
 				return
 			}
 		}
 	}
 	type verdict struct {
 		refusal string
+		err     error
 		d       *document.Document
 	}
-	check := func(e crdindex.Entry) verdict {
+	check := func(x indexed) verdict {
+		e := x.entry()
 		refusal, err := e.Refusal()
-		if err != nil {
-			refusal = err.Error()
-		}
-		if refusal == "" {
-			return verdict{}
+		if err != nil || refusal == "" {
+			return verdict{refusal: refusal, err: err}
 		}
 		d, err := e.Document()
 		if err != nil { // the cache went away and the file with it: named by where it was
 			d = &document.Document{Source: e.Source}
 		}
-		return verdict{refusal, d}
+		return verdict{refusal: refusal, d: d}
 	}
-	for e, v := range ordered.Seq(ordered.Workers(), unused, check) {
-		if v.refusal == "" {
+	for x, v := range ordered.Seq(ordered.Workers(), unused, check) {
+		if v.err != nil { // not the server's verdict: the CRD could not be read again
+			l.addUnused(x.entry().Source, &document.Document{Source: x.entry().Source}, v.err.Error())
 			continue
 		}
-		f := finding.RefusedUnused(v.refusal)
-		f.Line = e.Source.Line
-		l.Unused = append(l.Unused, AddedCRD{Ref: prune.Ref(v.d.Object), Source: e.Source, Findings: []finding.Finding{f}})
+		x.f.SetRefusal(x.i, v.refusal)
+		if v.refusal != "" {
+			l.addUnused(x.entry().Source, v.d, v.refusal)
+		}
 	}
+}
+
+// addUnused notes a CRD no object uses that the server would refuse.
+func (l *Loader) addUnused(src document.Source, d *document.Document, refusal string) {
+	f := finding.RefusedUnused(refusal)
+	f.Line = src.Line
+	l.Unused = append(l.Unused, AddedCRD{Ref: prune.Ref(d.Object), Source: src, Findings: []finding.Finding{f}})
 }
 
 // Resolved is what Resolve found beyond the catalog's own state.

@@ -85,10 +85,9 @@ func (e Entry) Document() (*document.Document, error) {
 }
 
 // Refusal is why the server would refuse the CRD, in the words of its
-// decoding and CRD validation ("" when it accepts it): decided when the
-// file was indexed and kept with the index, so that a run says which CRDs
-// of a schema source the server refuses without decoding them; decided
-// now for an entry of a CRD already read (FromDocument).
+// decoding and CRD validation ("" when it accepts it): as the cache kept
+// it, so that a run says which CRDs of a schema source the server refuses
+// without decoding them; else decided now (File.SetRefusal records it).
 func (e Entry) Refusal() (string, error) {
 	if e.checked {
 		return e.refusal, nil
@@ -142,6 +141,38 @@ func WarningsOf(d *document.Document) []Warning {
 type File struct {
 	Entries  []Entry
 	Warnings []Warning
+	// cache and key are where a file just parsed is kept (Keep); zero for
+	// one read from the cache, or with none.
+	cache Cache
+	key   string
+}
+
+// Checked reports whether the server's verdict on entry i is known.
+func (f *File) Checked(i int) bool { return f.Entries[i].checked }
+
+// SetRefusal records the server's verdict on entry i (Entry.Refusal), as
+// a run that prepared the CRD found it, or as Refusal decided it.
+func (f *File) SetRefusal(i int, refusal string) {
+	f.Entries[i].refusal, f.Entries[i].checked = refusal, true
+}
+
+// Keep keeps a file just parsed in the cache, with the server's verdict on
+// each of its CRDs, once a run knows them all: a run that uses some of a
+// file's CRDs prepares those, and checks only the others. A file with a
+// verdict unknown (a run stopped by a refused CRD) is not kept: the next
+// run parses it again. Best effort: a cache that cannot be written is as
+// none.
+func (f *File) Keep() {
+	if f.key == "" {
+		return
+	}
+	for _, e := range f.Entries {
+		if !e.checked {
+			return
+		}
+	}
+	f.cache.store(f.key, f)
+	f.key = ""
 }
 
 // file is a file's name and content, parsed at most once.
@@ -181,19 +212,6 @@ func parse(name string, data []byte) (*File, error) {
 			}
 		}
 	}
-	// The server's verdict on each CRD, on every core: the costly part of
-	// an index, done once per content when the cache keeps it.
-	each := func(yield func(int) bool) {
-		for i := range out.Entries {
-			if !yield(i) {
-				return
-			}
-		}
-	}
-	check := func(i int) string { return refusalOf(out.Entries[i].object) }
-	for i, refusal := range ordered.Seq(ordered.Workers(), each, check) {
-		out.Entries[i].refusal, out.Entries[i].checked = refusal, true
-	}
 	return out, nil
 }
 
@@ -206,14 +224,18 @@ type Cache struct {
 }
 
 // read is the index of a file of the given name and content, as ReadFile
-// reads it: from the cache when it holds one for that name, content and
-// build, else parsed and then kept there.
+// reads it.
 func (c Cache) read(name string, data []byte) (*File, error) {
 	f := &file{name: name, data: data}
 	if c.Dir == "" {
 		return f.parse()
 	}
-	key := c.key(name, data)
+	return c.index(c.key(name, data), f)
+}
+
+// index is the index of f under key: from the cache, else parsed, to be
+// kept there once its verdicts are known (File.Keep).
+func (c Cache) index(key string, f *file) (*File, error) {
 	if idx, err := c.load(key, f); err == nil {
 		return idx, nil
 	}
@@ -221,12 +243,13 @@ func (c Cache) read(name string, data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.store(key, idx) // best effort: the next run parses again
+	idx.cache, idx.key = c, key
 	return idx, nil
 }
 
 // ReadFile is the index of a file: from the cache when it holds one for
-// that name, content and build, else parsed and then kept there. On a hit
+// that name, content and build, else parsed, to be kept there once the
+// run knows the server's verdict on each of its CRDs (File.Keep). On a hit
 // the content is only hashed, never held. A file that does not parse is
 // the reader's error, with file and line. A cache that cannot be read or
 // written is as none.
@@ -245,16 +268,7 @@ func (c Cache) ReadFile(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := hex.EncodeToString(h.Sum(nil))
-	if idx, err := c.load(key, f); err == nil {
-		return idx, nil
-	}
-	idx, err := f.parse()
-	if err != nil {
-		return nil, err
-	}
-	c.store(key, idx)
-	return idx, nil
+	return c.index(hex.EncodeToString(h.Sum(nil)), f)
 }
 
 // ReadFiles is ReadFile of each path, on every core, the indexes yielded

@@ -77,10 +77,24 @@ func want(t *testing.T, name string, data []byte) ([]*document.Document, []Warni
 	return crds, warnings
 }
 
+// keepAll decides the verdicts not known, as a run does, and keeps the
+// index (File.Keep).
+func keepAll(idx *File) {
+	for i, e := range idx.Entries {
+		if !idx.Checked(i) {
+			refusal, _ := e.Refusal()
+			idx.SetRefusal(i, refusal)
+		}
+	}
+	idx.Keep()
+}
+
 // check compares an index with the reader's reading of data; cached says
-// whether its objects must come from the cache.
+// whether its objects must come from the cache. It then keeps the index,
+// as a run does.
 func check(t *testing.T, idx *File, name string, data []byte, cached bool) {
 	t.Helper()
+	defer keepAll(idx)
 	crds, warnings := want(t, name, data)
 	if !reflect.DeepEqual(idx.Warnings, warnings) {
 		t.Errorf("%s: warnings %v, want %v", name, idx.Warnings, warnings)
@@ -106,8 +120,14 @@ func check(t *testing.T, idx *File, name string, data []byte, cached bool) {
 func TestCacheReadsAsTheReader(t *testing.T) {
 	c := Cache{Dir: t.TempDir(), Build: "test"}
 	data := []byte(twoCRDs)
+	// Not kept while the server's verdict on a CRD is unknown.
 	idx, err := c.read("crds.yaml", data)
 	if err != nil {
+		t.Fatal(err)
+	}
+	idx.SetRefusal(0, "")
+	idx.Keep()
+	if idx, err = c.read("crds.yaml", data); err != nil {
 		t.Fatal(err)
 	}
 	check(t, idx, "crds.yaml", data, false)
@@ -150,6 +170,7 @@ func TestCacheCorpus(t *testing.T) {
 		if err != nil {
 			continue // what the reader refuses is not kept: nothing to compare
 		}
+		keepAll(first)
 		idx, err := c.read(name, data)
 		if err != nil {
 			t.Fatal(err)
@@ -169,9 +190,11 @@ func TestCacheCorpus(t *testing.T) {
 func TestCacheDamaged(t *testing.T) {
 	c := Cache{Dir: t.TempDir(), Build: "test"}
 	data := []byte(twoCRDs)
-	if _, err := c.read("crds.yaml", data); err != nil {
+	first, err := c.read("crds.yaml", data)
+	if err != nil {
 		t.Fatal(err)
 	}
+	keepAll(first)
 	dir := c.path(c.key("crds.yaml", data))
 	idx, err := c.read("crds.yaml", data)
 	if err != nil {
@@ -233,6 +256,7 @@ func TestCacheConcurrent(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			keepAll(idx)
 			for _, e := range idx.Entries {
 				if _, err := e.Document(); err != nil {
 					t.Error(err)
