@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/reportcheck"
 )
 
 func TestGitHubEscaping(t *testing.T) {
@@ -30,12 +32,8 @@ func TestGitHub(t *testing.T) {
 		t.Fatalf("%d lines for %d findings:\n%s", len(lines), sampleFindings, out)
 	}
 	levels := map[string]int{}
-	for _, l := range lines {
-		level, _, ok := strings.Cut(strings.TrimPrefix(l, "::"), " ")
-		if !strings.HasPrefix(l, "::") || !ok || !strings.Contains(l, "::") {
-			t.Errorf("not a workflow command: %q", l)
-		}
-		levels[level]++
+	for _, f := range reportcheck.GitHub(t, out) {
+		levels[f.Level]++
 	}
 	if levels["error"] != sampleFailing || levels["notice"] != 2 || levels["warning"] != sampleFindings-sampleFailing-2 {
 		t.Errorf("levels %v", levels)

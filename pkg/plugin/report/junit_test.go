@@ -1,78 +1,15 @@
 package report
 
 import (
-	"encoding/xml"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/reportcheck"
 )
-
-// junitDoc is a JUnit document as read back.
-type junitDoc struct {
-	XMLName  xml.Name `xml:"testsuites"`
-	Tests    int      `xml:"tests,attr"`
-	Failures int      `xml:"failures,attr"`
-	Skipped  int      `xml:"skipped,attr"`
-	Suites   []struct {
-		Name      string `xml:"name,attr"`
-		Tests     int    `xml:"tests,attr"`
-		Failures  int    `xml:"failures,attr"`
-		Errors    int    `xml:"errors,attr"`
-		Skipped   int    `xml:"skipped,attr"`
-		SystemErr string `xml:"system-err"`
-		Cases     []struct {
-			Name      string `xml:"name,attr"`
-			ClassName string `xml:"classname,attr"`
-			Failures  []struct {
-				Message string `xml:"message,attr"`
-				Type    string `xml:"type,attr"`
-				Text    string `xml:",chardata"`
-			} `xml:"failure"`
-			Skipped *struct {
-				Message string `xml:"message,attr"`
-			} `xml:"skipped"`
-			SystemOut string `xml:"system-out"`
-		} `xml:"testcase"`
-	} `xml:"testsuite"`
-}
-
-// ReadJUnit parses a JUnit document strictly and checks that its counts
-// are those of its elements: tests the testcases, failures the failure
-// elements, skipped the skipped ones, for testsuites and its one suite.
-func ReadJUnit(t *testing.T, doc []byte) junitDoc {
-	t.Helper()
-	var d junitDoc
-	dec := xml.NewDecoder(strings.NewReader(string(doc)))
-	dec.Strict = true
-	if err := dec.Decode(&d); err != nil {
-		t.Fatalf("not well-formed JUnit XML: %v\n%s", err, doc)
-	}
-	if len(d.Suites) != 1 {
-		t.Fatalf("%d testsuites, want 1", len(d.Suites))
-	}
-	s := d.Suites[0]
-	failures, skipped := 0, 0
-	for _, c := range s.Cases {
-		if c.Name == "" || c.ClassName == "" {
-			t.Errorf("testcase without name or classname: %+v", c)
-		}
-		failures += len(c.Failures)
-		if c.Skipped != nil {
-			skipped++
-		}
-	}
-	if s.Tests != len(s.Cases) || s.Failures != failures || s.Skipped != skipped || s.Errors != 0 {
-		t.Errorf("testsuite counts tests=%d failures=%d skipped=%d errors=%d; its elements: %d, %d, %d",
-			s.Tests, s.Failures, s.Skipped, s.Errors, len(s.Cases), failures, skipped)
-	}
-	if d.Tests != s.Tests || d.Failures != s.Failures || d.Skipped != s.Skipped {
-		t.Errorf("testsuites counts %d/%d/%d differ from its suite's", d.Tests, d.Failures, d.Skipped)
-	}
-	return d
-}
 
 func TestJUnit(t *testing.T) {
 	doc := render(t, JUnit, sample())
-	d := ReadJUnit(t, []byte(doc))
+	d := reportcheck.JUnit(t, []byte(doc))
 	s := d.Suites[0]
 	if s.Name != "kubectl crd prune" {
 		t.Errorf("suite %q", s.Name)
@@ -111,7 +48,7 @@ func TestJUnit(t *testing.T) {
 }
 
 func TestJUnitEmpty(t *testing.T) {
-	d := ReadJUnit(t, []byte(render(t, JUnit, nil)))
+	d := reportcheck.JUnit(t, []byte(render(t, JUnit, nil)))
 	if d.Tests != 0 {
 		t.Errorf("%d tests", d.Tests)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -159,6 +160,25 @@ func TestDocsRef(t *testing.T) {
 		tool.Version = version
 		if got := Rules[0].HelpURI(tool); !strings.Contains(got, "/blob/"+want+"/docs/reports.md#prune") {
 			t.Errorf("version %q: help %s, want it at %s", version, got, want)
+		}
+	}
+}
+
+// Every rule's help link leads to a heading of docs/reports.md.
+func TestRulesHaveDocs(t *testing.T) {
+	data, err := os.ReadFile("../../../docs/reports.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if h, ok := strings.CutPrefix(l, "### "); ok {
+			headings[strings.ToLower(strings.TrimSpace(h))] = true
+		}
+	}
+	for _, r := range Rules {
+		if !headings[r.Anchor()] {
+			t.Errorf("rule %s: docs/reports.md has no heading \"### %s\" for %s", r.ID, r.ID, r.HelpURI(testTool))
 		}
 	}
 }

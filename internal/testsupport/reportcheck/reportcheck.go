@@ -1,0 +1,267 @@
+// Package reportcheck reads the CI reports of kubectl crd (-o sarif,
+// junit, github) back, checking what each format requires, for the
+// tests of the renderers and the end-to-end tests that compare them with
+// the JSON reports.
+package reportcheck
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Finding is a finding as a report places it: its rule, level, file and
+// line, and (SARIF only) its field path.
+type Finding struct {
+	Rule, Level string
+	File        string
+	Line        int
+	Path        string
+}
+
+// obj and arr read a member of a decoded JSON object as an object or an
+// array, failing the test when it is not one.
+func obj(t testing.TB, v interface{}, where string) map[string]interface{} {
+	t.Helper()
+	m, ok := v.(map[string]interface{})
+	if !ok {
+		t.Fatalf("%s: not an object: %v", where, v)
+	}
+	return m
+}
+
+func arr(t testing.TB, v interface{}, where string) []interface{} {
+	t.Helper()
+	a, ok := v.([]interface{})
+	if !ok {
+		t.Fatalf("%s: not an array: %v", where, v)
+	}
+	return a
+}
+
+func str(t testing.TB, v interface{}, where string) string {
+	t.Helper()
+	s, ok := v.(string)
+	if !ok || s == "" {
+		t.Fatalf("%s: not a non-empty string: %v", where, v)
+	}
+	return s
+}
+
+// CheckSARIF checks what SARIF 2.1.0 requires of a log, field by field,
+// and what we promise of ours: one run, every rule with its words and help
+// link, every result of a known rule with a level of the enum, a message,
+// and a physical location with a line >= 1 unless the object is of the
+// cluster. It returns the results as findings.
+func SARIF(t testing.TB, doc []byte) []Finding {
+	t.Helper()
+	var log map[string]interface{}
+	if err := json.Unmarshal(doc, &log); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, doc)
+	}
+	if v := log["version"]; v != "2.1.0" {
+		t.Errorf("version %v, want 2.1.0", v)
+	}
+	if s := str(t, log["$schema"], "$schema"); !strings.Contains(s, "sarif-schema-2.1.0") && !strings.Contains(s, "sarif-2.1.0") {
+		t.Errorf("$schema %s is not SARIF 2.1.0's", s)
+	}
+	runs := arr(t, log["runs"], "runs")
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	run := obj(t, runs[0], "runs[0]")
+	driver := obj(t, obj(t, run["tool"], "tool")["driver"], "tool.driver")
+	str(t, driver["name"], "tool.driver.name")
+	str(t, driver["version"], "tool.driver.version")
+	if u, err := url.Parse(str(t, driver["informationUri"], "informationUri")); err != nil || !u.IsAbs() {
+		t.Errorf("informationUri %v is not an absolute URI", driver["informationUri"])
+	}
+	rules := checkSARIFRules(t, arr(t, driver["rules"], "tool.driver.rules"))
+	var out []Finding
+	for i, r := range arr(t, run["results"], "results") {
+		out = append(out, checkSARIFResult(t, obj(t, r, "result"), i, rules))
+	}
+	return out
+}
+
+// checkSARIFRules checks the reportingDescriptors; the ids by index.
+func checkSARIFRules(t testing.TB, rules []interface{}) []string {
+	t.Helper()
+	var ids []string
+	for i, r := range rules {
+		rule := obj(t, r, "rule")
+		id := str(t, rule["id"], "rule.id")
+		ids = append(ids, id)
+		str(t, obj(t, rule["shortDescription"], id+".shortDescription")["text"], id+".shortDescription.text")
+		str(t, obj(t, rule["help"], id+".help")["text"], id+".help.text")
+		if u, err := url.Parse(str(t, rule["helpUri"], id+".helpUri")); err != nil || !u.IsAbs() || u.Fragment == "" {
+			t.Errorf("rule %d (%s): helpUri %v is not an absolute URI with an anchor", i, id, rule["helpUri"])
+		}
+		level := obj(t, rule["defaultConfiguration"], id+".defaultConfiguration")["level"]
+		if !validLevel(level) {
+			t.Errorf("rule %s: default level %v", id, level)
+		}
+	}
+	return ids
+}
+
+func validLevel(v interface{}) bool {
+	switch v {
+	case "none", "note", "warning", "error":
+		return true
+	}
+	return false
+}
+
+func checkSARIFResult(t testing.TB, res map[string]interface{}, i int, rules []string) Finding {
+	t.Helper()
+	id := str(t, res["ruleId"], "ruleId")
+	idx, ok := res["ruleIndex"].(float64)
+	if !ok || int(idx) < 0 || int(idx) >= len(rules) || rules[int(idx)] != id {
+		t.Errorf("result %d: ruleId %s, ruleIndex %v: not that rule", i, id, res["ruleIndex"])
+	}
+	if !validLevel(res["level"]) {
+		t.Errorf("result %d: level %v not of the enum", i, res["level"])
+	}
+	f := Finding{Rule: id}
+	f.Level, _ = res["level"].(string)
+	if props, ok := res["properties"].(map[string]interface{}); ok {
+		f.Path, _ = props["path"].(string)
+	}
+	str(t, obj(t, res["message"], "message")["text"], "message.text")
+	locs := arr(t, res["locations"], "locations")
+	if len(locs) != 1 {
+		t.Fatalf("result %d: %d locations", i, len(locs))
+	}
+	loc := obj(t, locs[0], "location")
+	if loc["physicalLocation"] == nil {
+		// Only an object of the cluster has none: it has its name.
+		logical := arr(t, loc["logicalLocations"], "logicalLocations")
+		str(t, obj(t, logical[0], "logicalLocation")["fullyQualifiedName"], "fullyQualifiedName")
+		return f
+	}
+	phys := obj(t, loc["physicalLocation"], "physicalLocation")
+	uri := str(t, obj(t, phys["artifactLocation"], "artifactLocation")["uri"], "artifactLocation.uri")
+	if u, err := url.Parse(uri); err != nil {
+		t.Errorf("result %d: uri %q: %v", i, uri, err)
+	} else {
+		f.File = u.Path // of a relative reference, or of a file:/// URI
+	}
+	region := obj(t, phys["region"], "region")
+	line, ok := region["startLine"].(float64)
+	if !ok || line < 1 || line != float64(int(line)) {
+		t.Errorf("result %d: startLine %v", i, region["startLine"])
+	}
+	f.Line = int(line)
+	if col, ok := region["startColumn"]; ok {
+		if c, _ := col.(float64); c < 1 {
+			t.Errorf("result %d: startColumn %v", i, col)
+		}
+	}
+	return f
+}
+
+// JUnitDoc is a JUnit document as read back.
+type JUnitDoc struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Skipped  int      `xml:"skipped,attr"`
+	Suites   []struct {
+		Name      string `xml:"name,attr"`
+		Tests     int    `xml:"tests,attr"`
+		Failures  int    `xml:"failures,attr"`
+		Errors    int    `xml:"errors,attr"`
+		Skipped   int    `xml:"skipped,attr"`
+		SystemErr string `xml:"system-err"`
+		Cases     []struct {
+			Name      string `xml:"name,attr"`
+			ClassName string `xml:"classname,attr"`
+			Failures  []struct {
+				Message string `xml:"message,attr"`
+				Type    string `xml:"type,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
+			SystemOut string `xml:"system-out"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// JUnit parses a JUnit document strictly and checks that its counts
+// are those of its elements: tests the testcases, failures the failure
+// elements, skipped the skipped ones, for testsuites and its one suite.
+func JUnit(t testing.TB, doc []byte) JUnitDoc {
+	t.Helper()
+	var d JUnitDoc
+	dec := xml.NewDecoder(strings.NewReader(string(doc)))
+	dec.Strict = true
+	if err := dec.Decode(&d); err != nil {
+		t.Fatalf("not well-formed JUnit XML: %v\n%s", err, doc)
+	}
+	if len(d.Suites) != 1 {
+		t.Fatalf("%d testsuites, want 1", len(d.Suites))
+	}
+	s := d.Suites[0]
+	failures, skipped := 0, 0
+	for _, c := range s.Cases {
+		if c.Name == "" || c.ClassName == "" {
+			t.Errorf("testcase without name or classname: %+v", c)
+		}
+		failures += len(c.Failures)
+		if c.Skipped != nil {
+			skipped++
+		}
+	}
+	if s.Tests != len(s.Cases) || s.Failures != failures || s.Skipped != skipped || s.Errors != 0 {
+		t.Errorf("testsuite counts tests=%d failures=%d skipped=%d errors=%d; its elements: %d, %d, %d",
+			s.Tests, s.Failures, s.Skipped, s.Errors, len(s.Cases), failures, skipped)
+	}
+	if d.Tests != s.Tests || d.Failures != s.Failures || d.Skipped != s.Skipped {
+		t.Errorf("testsuites counts %d/%d/%d differ from its suite's", d.Tests, d.Failures, d.Skipped)
+	}
+	return d
+}
+
+// GitHub reads workflow commands, a line each: "::LEVEL PROPS::MESSAGE"
+// with LEVEL error, warning or notice and the properties file, line and
+// title; the rule is the title's start, up to ": ".
+func GitHub(t testing.TB, out string) []Finding {
+	t.Helper()
+	var found []Finding
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		head, _, ok := strings.Cut(strings.TrimPrefix(l, "::"), "::")
+		level, props, _ := strings.Cut(head, " ")
+		if !strings.HasPrefix(l, "::") || !ok || (level != "error" && level != "warning" && level != "notice") {
+			t.Errorf("not a workflow command: %q", l)
+			continue
+		}
+		f := Finding{Level: level}
+		for _, p := range strings.Split(props, ",") {
+			k, v, _ := strings.Cut(p, "=")
+			v = unescapeProperty(v)
+			switch k {
+			case "file":
+				f.File = v
+			case "line":
+				f.Line, _ = strconv.Atoi(v)
+			case "title":
+				f.Rule, _, _ = strings.Cut(v, ": ")
+			}
+		}
+		found = append(found, f)
+	}
+	return found
+}
+
+func unescapeProperty(s string) string {
+	return strings.NewReplacer("%3A", ":", "%2C", ",", "%0D", "\r", "%0A", "\n", "%25", "%").Replace(s)
+}
