@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // Streams are the standard streams of the process as a command has them
@@ -74,8 +75,10 @@ func (s Streams) Descriptor(name string) int {
 
 // fdName matches the names of an open descriptor: /dev/fd/N (a link to
 // /proc/self/fd on Linux), /proc/self/fd/N, /proc/thread-self/fd/N and
-// /proc/PID/fd/N.
-var fdName = regexp.MustCompile(`^/(?:dev/fd|proc/(self|thread-self|[0-9]+)/fd)/([0-9]+)$`)
+// /proc/PID/fd/N. Compiled on first use: most runs never ask.
+var fdName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/(?:dev/fd|proc/(self|thread-self|[0-9]+)/fd)/([0-9]+)$`)
+})
 
 // descriptorName is the descriptor name denotes by its name, following
 // symbolic links (/dev/stdout is one to /proc/self/fd/1) up to the first
@@ -94,7 +97,7 @@ func descriptorName(name string) (int, bool) {
 		case "/dev/stderr":
 			return 2, true
 		}
-		if m := fdName.FindStringSubmatch(abs); m != nil {
+		if m := fdName().FindStringSubmatch(abs); m != nil {
 			if pid, err := strconv.Atoi(m[1]); err == nil && pid != os.Getpid() {
 				return -1, false // another process's
 			}

@@ -47,12 +47,13 @@ const execInfoEnv = "KUBERNETES_EXEC_INFO"
 // an ExecCredential is a token or a certificate and its key, a few KiB.
 const maxCredentialOutput = 4 << 20
 
-var (
-	credentialScheme = runtime.NewScheme()
-	credentialCodecs = serializer.NewCodecFactory(credentialScheme)
-)
-
-func init() { install.Install(credentialScheme) }
+// credentialCodecs read and write the ExecCredential versions, made on first
+// use: most runs start no credential plugin.
+var credentialCodecs = sync.OnceValue(func() serializer.CodecFactory {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	return serializer.NewCodecFactory(scheme)
+})
 
 // credentialVersions are the ExecCredential versions client-go accepts.
 var credentialVersions = map[string]runtimeschema.GroupVersion{
@@ -125,7 +126,7 @@ func (cr *credentials) run(conf *clientcmdapi.ExecConfig, c *rest.Config) error 
 			return fmt.Errorf("the credential plugin %s: %w", name, err)
 		}
 	}
-	info, err := runtime.Encode(credentialCodecs.LegacyCodec(gv), input)
+	info, err := runtime.Encode(credentialCodecs().LegacyCodec(gv), input)
 	if err != nil {
 		return fmt.Errorf("the credential plugin %s: %w", name, err)
 	}
@@ -185,7 +186,7 @@ func (cr *credentials) run(conf *clientcmdapi.ExecConfig, c *rest.Config) error 
 // decode reads the plugin's answer as client-go reads it.
 func (cr *credentials) decode(name string, gv runtimeschema.GroupVersion, out []byte) error {
 	cred := &clientauthentication.ExecCredential{}
-	_, gvk, err := credentialCodecs.UniversalDecoder(gv).Decode(out, nil, cred)
+	_, gvk, err := credentialCodecs().UniversalDecoder(gv).Decode(out, nil, cred)
 	switch {
 	case err != nil:
 		return fmt.Errorf("the credential plugin %s: its output is not an ExecCredential: %v", name, err)

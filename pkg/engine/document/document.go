@@ -109,13 +109,14 @@ type chunk struct {
 	dropped   int    // the line after it that kubectl's reader drops, if any
 }
 
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
+// yamlLine is the line of a YAML error, compiled on the first error.
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): `) })
 
 // shiftYAMLError turns "yaml: line 3: msg" relative to a chunk into a file location.
 func shiftYAMLError(err error, file string, startLine int) *InputError {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return &InputError{Source: Source{File: file, Line: startLine + n - 1}, Msg: "invalid YAML: " + msg[len(m[0]):]}
 	}

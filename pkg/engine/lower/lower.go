@@ -22,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -375,7 +376,9 @@ func keyNoun(s *update.Schema) string {
 	return "indices"
 }
 
-var simpleName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// simpleName is a field name a fieldPath may give as .name, compiled on
+// first use.
+var simpleName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // fieldPathOf is the rule's fieldPath, so that the server's error names
 // the marked field rather than the anchor: only for a path of plain field
@@ -386,7 +389,7 @@ func fieldPathOf(steps []step) string {
 		if st.kind != stepProperty {
 			return ""
 		}
-		if simpleName.MatchString(st.name) {
+		if simpleName().MatchString(st.name) {
 			b.WriteString("." + st.name)
 		} else if !strings.ContainsAny(st.name, `'\`) {
 			b.WriteString("['" + st.name + "']")

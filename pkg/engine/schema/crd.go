@@ -21,14 +21,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-var (
-	scheme = runtime.NewScheme()
-	codecs = serializer.NewCodecFactory(scheme)
-)
-
-func init() {
+// apiextensions is the scheme of the apiextensions types in all versions,
+// and its codecs, made on first use: a run that reads no CRD (--help) does
+// not pay for them.
+var apiextensions = sync.OnceValues(func() (*runtime.Scheme, serializer.CodecFactory) {
+	scheme := runtime.NewScheme()
 	apiextensionsinstall.Install(scheme)
-}
+	return scheme, serializer.NewCodecFactory(scheme)
+})
 
 // crdGroupKind is the GroupKind of CustomResourceDefinition objects.
 var crdGroupKind = runtimeschema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}
@@ -59,6 +59,7 @@ func decodeCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, *apiexte
 	// Decode to the internal version (defaulted as its own version), then
 	// convert and default as v1: the path a stored v1beta1 CRD takes when
 	// it is served as v1.
+	scheme, codecs := apiextensions()
 	decoder := codecs.UniversalDecoder(apiextensionsinternal.SchemeGroupVersion)
 	obj, gvk, err := decoder.Decode(data, nil, nil)
 	if err != nil {

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
@@ -14,15 +15,17 @@ import (
 )
 
 // scheme holds the apiextensions types in all versions, as the server's.
-var scheme = func() *runtime.Scheme {
+// It and crdStrategy are made on first use: a run that validates no CRD
+// (--help) does not pay for them.
+var scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	apiextensionsinstall.Install(s)
 	return s
-}()
+})
 
 // crdStrategy is the CRD registry's REST strategy, the code the server runs
 // on every write of a CustomResourceDefinition.
-var crdStrategy = crdregistry.NewStrategy(scheme)
+var crdStrategy = sync.OnceValue(func() rest.RESTCreateUpdateStrategy { return crdregistry.NewStrategy(scheme()) })
 
 // requestContext is the context of a request on customresourcedefinitions,
 // as the API server's handler chain builds it: cluster-scoped, with its
@@ -46,7 +49,7 @@ func requestContext(verb, name string) context.Context {
 // paths name spec.validation where all versions share one schema).
 func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsinternal.CustomResourceDefinition, error) {
 	out := &apiextensionsinternal.CustomResourceDefinition{}
-	if err := scheme.Convert(crd.DeepCopy(), out, nil); err != nil {
+	if err := scheme().Convert(crd.DeepCopy(), out, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -77,18 +80,18 @@ func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomReso
 	ctx := requestContext("create", "")
 	rest.FillObjectMetaSystemFields(&obj.ObjectMeta)
 	if obj.GenerateName != "" && obj.Name == "" {
-		obj.Name = crdStrategy.GenerateName(obj.GenerateName)
+		obj.Name = crdStrategy().GenerateName(obj.GenerateName)
 	}
 	// The kind is cluster-scoped: this clears metadata.namespace, it never fails.
-	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope("", crdStrategy.NamespaceScoped()), &obj.ObjectMeta); err != nil {
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope("", crdStrategy().NamespaceScoped()), &obj.ObjectMeta); err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}, nil
 	}
-	crdStrategy.PrepareForCreate(ctx, obj)
-	if errs := rest.ValidateCreate(ctx, obj, crdStrategy); len(errs) > 0 {
+	crdStrategy().PrepareForCreate(ctx, obj)
+	if errs := rest.ValidateCreate(ctx, obj, crdStrategy()); len(errs) > 0 {
 		return errs, nil
 	}
 	// As rest.BeforeCreate: the warnings once the create is valid.
-	return nil, crdStrategy.WarningsOnCreate(ctx, obj)
+	return nil, crdStrategy().WarningsOnCreate(ctx, obj)
 }
 
 // ValidateCRDLegacy returns the errors with which the API server refuses a
@@ -120,14 +123,14 @@ func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinitio
 	// resourceVersion (an update must name the one it replaces).
 	stored.Namespace, stored.ResourceVersion = "", "1"
 	ctx := requestContext("update", stored.Name)
-	crdStrategy.PrepareForCreate(ctx, stored)
+	crdStrategy().PrepareForCreate(ctx, stored)
 	obj := stored.DeepCopy()
-	crdStrategy.PrepareForUpdate(ctx, obj, stored)
-	if errs := rest.ValidateUpdate(ctx, obj, stored, crdStrategy); len(errs) > 0 {
+	crdStrategy().PrepareForUpdate(ctx, obj, stored)
+	if errs := rest.ValidateUpdate(ctx, obj, stored, crdStrategy()); len(errs) > 0 {
 		return errs, nil
 	}
 	// As rest.BeforeUpdate: the warnings once the update is valid.
-	return nil, crdStrategy.WarningsOnUpdate(ctx, obj, stored)
+	return nil, crdStrategy().WarningsOnUpdate(ctx, obj, stored)
 }
 
 // ValidateCRDUpdate returns the errors with which the API server refuses to
@@ -155,7 +158,7 @@ func (Validators) ValidateCRDUpdate(old, new *apiextensionsv1.CustomResourceDefi
 	if len(stored.Status.Conditions) == 0 {
 		storedVersions := stored.Status.StoredVersions
 		rest.FillObjectMetaSystemFields(&stored.ObjectMeta)
-		crdStrategy.PrepareForCreate(ctx, stored)
+		crdStrategy().PrepareForCreate(ctx, stored)
 		if len(storedVersions) > 0 {
 			stored.Status.StoredVersions = storedVersions
 		}
@@ -180,6 +183,6 @@ func (Validators) ValidateCRDUpdate(old, new *apiextensionsv1.CustomResourceDefi
 	}
 	obj.CreationTimestamp = stored.CreationTimestamp
 	obj.Generation = stored.Generation
-	crdStrategy.PrepareForUpdate(ctx, obj, stored)
-	return rest.ValidateUpdate(ctx, obj, stored, crdStrategy)
+	crdStrategy().PrepareForUpdate(ctx, obj, stored)
+	return rest.ValidateUpdate(ctx, obj, stored, crdStrategy())
 }

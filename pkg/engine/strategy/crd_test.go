@@ -118,16 +118,16 @@ func fieldMessages(errs field.ErrorList) []string {
 func upstreamCRDUpdate(t *testing.T, old, new *apiextensionsv1.CustomResourceDefinition) []string {
 	t.Helper()
 	stored, obj := &apiextensionsinternal.CustomResourceDefinition{}, &apiextensionsinternal.CustomResourceDefinition{}
-	if err := scheme.Convert(old.DeepCopy(), stored, nil); err != nil {
+	if err := scheme().Convert(old.DeepCopy(), stored, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := scheme.Convert(new.DeepCopy(), obj, nil); err != nil {
+	if err := scheme().Convert(new.DeepCopy(), obj, nil); err != nil {
 		t.Fatal(err)
 	}
 	stored.ResourceVersion, stored.UID, stored.Generation = "1", "00000000-0000-0000-0000-000000000001", 1
 	stored.CreationTimestamp = metav1.Now()
 	obj.ResourceVersion = "1"
-	err := rest.BeforeUpdate(crdregistry.NewStrategy(scheme), requestContext("update", stored.Name), obj, stored)
+	err := rest.BeforeUpdate(crdregistry.NewStrategy(scheme()), requestContext("update", stored.Name), obj, stored)
 	if err == nil {
 		return nil
 	}
@@ -212,7 +212,7 @@ func TestValidateCRDCreateWarnings(t *testing.T) {
 			}
 			rest.FillObjectMetaSystemFields(&obj.ObjectMeta)
 			recorder := new(recordedWarnings)
-			if err := rest.BeforeCreate(crdregistry.NewStrategy(scheme), warning.WithWarningRecorder(requestContext("create", ""), recorder), obj); err != nil {
+			if err := rest.BeforeCreate(crdregistry.NewStrategy(scheme()), warning.WithWarningRecorder(requestContext("create", ""), recorder), obj); err != nil {
 				t.Fatalf("upstream: %v", err)
 			}
 			if diff := cmp.Diff([]string(*recorder), got); diff != "" {
