@@ -15,7 +15,6 @@ import (
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,7 +38,7 @@ type cluster struct {
 	// checking objects asks first.
 	mu sync.Mutex
 
-	client    apiextensionsclient.Interface
+	client    crdClient
 	discovery discovery.CachedDiscoveryInterface
 	dynamic   dynamic.Interface
 	crds      []*liveCRD // nil until listed
@@ -121,7 +120,7 @@ func (c *cluster) connectLocked() error {
 		}
 		return clusterError("kubeconfig: %w", err)
 	}
-	c.client, err = apiextensionsclient.NewForConfig(cfg)
+	c.client, err = newCRDClient(cfg)
 	if err != nil {
 		return clusterError("kubeconfig: %w", err)
 	}
@@ -203,7 +202,7 @@ func (c *cluster) CRDs(ctx context.Context) ([]*liveCRD, error) {
 	var crds []*liveCRD
 	opts := metav1.ListOptions{Limit: crdsPerPage}
 	for {
-		list, err := c.client.ApiextensionsV1().CustomResourceDefinitions().List(ctx, opts)
+		list, err := c.client.List(ctx, opts)
 		if err != nil {
 			return nil, c.apiError("listing CustomResourceDefinitions", err)
 		}
@@ -284,7 +283,7 @@ func (c *cluster) crdsByName(ctx context.Context, kinds map[runtimeschema.GroupK
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			got[i], errs[i] = c.client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, names[i], metav1.GetOptions{})
+			got[i], errs[i] = c.client.Get(ctx, names[i], metav1.GetOptions{})
 		}()
 	}
 	wg.Wait()
@@ -368,7 +367,7 @@ func (c *cluster) Find(ctx context.Context, name string) (*liveCRD, error) {
 		if err := c.connect(); err != nil {
 			return nil, err
 		}
-		obj, err := c.client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		obj, err := c.client.Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
 			return newLiveCRD(obj), nil
 		}
