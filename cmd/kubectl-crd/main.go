@@ -4,17 +4,29 @@ package main
 import (
 	"os"
 
+	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // kubeconfig auth providers (oidc), as kubectl has them
 
+	"github.com/kubectl-crd/kubectl-crd/internal/startup"
 	"github.com/kubectl-crd/kubectl-crd/pkg/filter"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin"
 )
 
 func main() {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	// The KRM function shares the binary: kustomize runs "kubectl-crd krm".
-	// Run recovers panics and checks every write to the streams (exit 3); a
-	// runtime fatal error (out of memory) exits 2 from the Go runtime itself.
-	os.Exit(plugin.Run(streams, os.Args[1:], filter.NewCommand()))
+	os.Exit(run(streams, os.Args[1:]))
+}
+
+// run runs a command of either front end: the KRM function shares the
+// binary (kustomize runs "kubectl-crd krm"). Run recovers panics and checks
+// every write to the streams (exit 3); a runtime fatal error (out of memory)
+// exits 2 from the Go runtime itself.
+//
+// The garbage collector, off while the packages initialised
+// (internal/startup), is back on as GOGC sets it before any command runs;
+// --help and usage errors print and exit without it.
+func run(streams genericiooptions.IOStreams, args []string) int {
+	cobra.OnInitialize(startup.Done)
+	return plugin.Run(streams, args, filter.NewCommand())
 }
