@@ -74,6 +74,7 @@ Each request to the cluster, and the kubeconfig's credential plugin, times out a
 		NewCmdPrune(configFlags, streams),
 		NewCmdCheckUpdate(configFlags, streams),
 		NewCmdLowerMutability(streams),
+		NewCmdTest(streams),
 		NewCmdVersion(streams),
 		NewCmdCompletion(streams),
 	)

@@ -22,7 +22,10 @@ type Finding struct {
 	// the CEL rule ("x-kubernetes-validations: self == oldSelf"), or
 	// "server: <type>" for the rest of the API server's own validation
 	// (schema, metadata, list types).
-	Rule    string      `json:"rule"`
+	Rule string `json:"rule"`
+	// Type is the server's error type ("Invalid value", "Forbidden") of a
+	// refusal of its validation; "" for a mutability marker's.
+	Type    string      `json:"-"`
 	Message string      `json:"message"`
 	Old     interface{} `json:"old,omitempty"`
 	New     interface{} `json:"new,omitempty"`
@@ -118,7 +121,7 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 	}
 	if validator != nil {
 		for _, e := range validator.ValidateUpdate(oldObj, newStored.Object) {
-			f := Finding{Path: e.Field, Rule: describeServerError(s, e), Message: e.Detail}
+			f := Finding{Path: e.Field, Rule: describeServerError(s, e), Type: e.Type.String(), Message: e.Detail}
 			f.Old, _ = valueAt(oldObj, e.Field)
 			f.New, _ = valueAt(newStored.Object, e.Field)
 			out.Refused = append(out.Refused, f)

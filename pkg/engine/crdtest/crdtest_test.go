@@ -1,0 +1,117 @@
+package crdtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+)
+
+func runFile(t *testing.T, name string, lower bool) []*SuiteResult {
+	t.Helper()
+	suites, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Lower: lower})
+	var out []*SuiteResult
+	for _, s := range suites {
+		res, err := r.Run(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// verdict is what both modes must agree on: the result and each error's
+// field, type and rule (the words of a lowered rule are its own).
+func verdict(o *Observed) []string {
+	out := []string{string(o.Result)}
+	for _, e := range o.Errors {
+		out = append(out, e.Field+"|"+e.Type+"|"+e.Rule)
+	}
+	return out
+}
+
+// TestShippedSuites runs the suites of examples/test: every case passes,
+// with the markers emulated and lowered, and both modes observe the same
+// verdict on every case.
+func TestShippedSuites(t *testing.T) {
+	files, err := filepath.Glob("../../../examples/test/*.test.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no suites: %v", err)
+	}
+	for _, f := range files {
+		emulated := runFile(t, f, false)
+		lowered := runFile(t, f, true)
+		for i, s := range emulated {
+			for j, c := range s.Cases {
+				if !c.Pass || c.Case.Expect == nil {
+					t.Errorf("%s %s: %v", c.Case.Source, c.Case.Name, c.Mismatches)
+				}
+				l := lowered[i].Cases[j]
+				if !l.Pass {
+					t.Errorf("%s %s, lowered: %v", c.Case.Source, c.Case.Name, l.Mismatches)
+				}
+				if diff := cmp.Diff(verdict(c.Observed), verdict(l.Observed)); diff != "" {
+					t.Errorf("%s %s: emulated and lowered differ (-emulated +lowered):\n%s", c.Case.Source, c.Case.Name, diff)
+				}
+			}
+		}
+	}
+}
+
+// TestBadFiles: a bad test file is an input error naming its file, line
+// and what was expected.
+func TestBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	crd, _ := filepath.Abs("../../../examples/lower/crd.yaml")
+	for _, tc := range []struct{ name, text, want string }{
+		{"no cases", "crds: " + crd + "\n", "bad.test.yaml:1: cases is required"},
+		{"unknown key", "crds: " + crd + "\ncases:\n- name: a\n  object: {kind: X}\n  expected: allowed\n", "bad.test.yaml:5: cases[0].expected: unknown field"},
+		{"bad result", "crds: " + crd + "\ncases:\n- name: a\n  object: {kind: X}\n  expect: maybe\n", "bad.test.yaml:5: cases[0].expect: expected allowed or refused"},
+		{"missing crd", "crds: nothere.yaml\ncases: []\n", "bad.test.yaml:1: crds: "},
+		{"errors of allowed", "crds: " + crd + "\ncases:\n- name: a\n  object: {kind: X}\n  expect:\n    result: allowed\n    errors: [{field: spec}]\n", "bad.test.yaml:7: cases[0].expect.errors: an allowed object has no errors"},
+		{"twice", "crds: " + crd + "\ncases:\n- name: a\n  object: {kind: X}\n- name: a\n  object: {kind: X}\n", "bad.test.yaml:5: cases[1].name: case \"a\" already named at line 3"},
+		{"object", "crds: " + crd + "\ncases:\n- name: a\n  object: 3\n", "bad.test.yaml:4: cases[0].object: expected an object"},
+	} {
+		name := filepath.Join(dir, "bad.test.yaml")
+		if err := os.WriteFile(name, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadFile(name)
+		var ie *document.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an input error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestMissingKind: an object of a kind no CRD of the suite defines is an
+// input error naming the case.
+func TestMissingKind(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "x.test.yaml")
+	crd, _ := filepath.Abs("../../../examples/lower/crd.yaml")
+	text := "crds: " + crd + "\ncases:\n- name: a\n  object: {apiVersion: x.example.com/v1, kind: X, metadata: {name: a}}\n"
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	suites, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewRunner(Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}}).Run(context.Background(), suites[0])
+	if err == nil || !strings.Contains(err.Error(), "x.test.yaml:3: case \"a\"") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,0 +1,164 @@
+package crdtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+)
+
+var caseFields = []string{"oldObject", "oldCRD", "expect"}
+
+func parseCase(n node) (*Case, error) {
+	m, err := n.fields([]string{"name", "object"}, caseFields...)
+	if err != nil {
+		return nil, err
+	}
+	c := &Case{Source: document.Source{File: n.d.Source.File, Line: n.line()}}
+	if c.Name, err = n.key("name").str(); err != nil {
+		return nil, err
+	}
+	if c.Object, err = n.key("object").object(); err != nil {
+		return nil, err
+	}
+	if _, ok := m["oldObject"]; ok {
+		if c.OldObject, err = n.key("oldObject").object(); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := m["oldCRD"]; ok {
+		if c.OldObject != nil {
+			return nil, n.key("oldCRD").errorf("a case is an update (oldObject) or an upgrade (oldCRD), not both")
+		}
+		if c.OldCRDs, err = n.key("oldCRD").files(); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := m["expect"]; ok && v != nil {
+		if c.Expect, err = parseExpect(n.key("expect")); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// object is an object written inline, or the one object of a file.
+func (n node) object() (*document.Document, error) {
+	switch v := n.v.(type) {
+	case map[string]interface{}:
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, n.errorf("%v", err)
+		}
+		docs, err := document.Read(bytes.NewReader(data), n.d.Source.File)
+		if err != nil || len(docs) != 1 {
+			return nil, n.errorf("expected an object")
+		}
+		docs[0].Source = document.Source{File: n.d.Source.File, Line: n.line()}
+		return docs[0], nil
+	case string:
+		docs, err := readDocs(n.relative(v))
+		if err != nil {
+			return nil, n.errorf("%v", err)
+		}
+		if len(docs) != 1 {
+			return nil, n.errorf("expected one object in %s, found %d", v, len(docs))
+		}
+		return docs[0], nil
+	}
+	return nil, n.errorf("expected an object (a mapping), or a file with one, relative to the test file")
+}
+
+func parseExpect(n node) (*Expect, error) {
+	if s, ok := n.v.(string); ok {
+		r, err := n.result(s)
+		return &Expect{Result: r}, err
+	}
+	m, err := n.fields([]string{"result"}, "errors", "pruned", "defaulted")
+	if err != nil {
+		return nil, err
+	}
+	e := &Expect{}
+	s, err := n.key("result").str()
+	if err != nil {
+		return nil, err
+	}
+	if e.Result, err = n.key("result").result(s); err != nil {
+		return nil, err
+	}
+	if _, ok := m["errors"]; ok {
+		if e.Errors, err = parseErrors(n.key("errors")); err != nil {
+			return nil, err
+		}
+		if len(e.Errors) > 0 && e.Result == Allowed {
+			return nil, n.key("errors").errorf("an allowed object has no errors: expected result: refused")
+		}
+	}
+	if _, ok := m["pruned"]; ok {
+		if e.Pruned, err = parsePaths(n.key("pruned")); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := m["defaulted"]; ok {
+		d, ok := v.(map[string]interface{})
+		if !ok && v != nil {
+			return nil, n.key("defaulted").errorf("expected a mapping of field paths to the values set")
+		}
+		e.Defaulted = map[string]interface{}{}
+		for k, v := range d {
+			e.Defaulted[k] = v
+		}
+	}
+	return e, nil
+}
+
+func (n node) result(s string) (Result, error) {
+	switch Result(s) {
+	case Allowed, Refused:
+		return Result(s), nil
+	}
+	return "", n.errorf("expected allowed or refused, not %q", s)
+}
+
+func parseErrors(n node) ([]ErrorExpect, error) {
+	l, err := n.list()
+	if err != nil {
+		return nil, err
+	}
+	out := []ErrorExpect{}
+	for i := range l {
+		en := n.index(i)
+		if _, err := en.fields(nil, "field", "type", "message", "rule"); err != nil {
+			return nil, err
+		}
+		e := ErrorExpect{Line: en.line()}
+		for k, dst := range map[string]*string{"field": &e.Field, "type": &e.Type, "message": &e.Message, "rule": &e.Rule} {
+			if _, ok := en.v.(map[string]interface{})[k]; !ok {
+				continue
+			}
+			if *dst, err = en.key(k).str(); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func parsePaths(n node) ([]string, error) {
+	l, err := n.list()
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for i := range l {
+		s, err := n.index(i).str()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out, nil
+}

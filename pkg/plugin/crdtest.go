@@ -1,0 +1,246 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdtest"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+)
+
+// TestOptions are the options of "kubectl crd test".
+type TestOptions struct {
+	Files    []string
+	Lower    bool
+	Record   bool
+	Coverage string
+	Output   string
+
+	genericiooptions.IOStreams
+}
+
+const testLong = `Run test suites of CRDs: each case an object sent to the API server (a create, an
+update of an old object, or an existing object under an upgrade of its CRD), with what the server
+is expected to do: allow or refuse it, and why; what it prunes and defaults. The server's own code
+decides, offline: pruning, defaulting, the schema, CEL rules with their runtime cost limit, list
+types, metadata, ratcheting; the mutability markers of KEP "Immutable fields" emulated, or with
+--lower turned into the rules lower-mutability writes (both give the same verdicts).
+
+Arguments are test files, or directories whose *.test.yaml files are read (recursively).
+Test files: docs/test.md.
+
+--record writes what each case without an expectation observed into its file (comments kept);
+an expectation already written is never changed. --coverage lists the CEL rules and mutability
+markers of the CRDs that no case's object was refused by, with the server's estimate of each
+rule's cost; --coverage=error fails the run on them.
+
+Exit codes:
+  0  every case passes
+  1  a case fails (or, with --coverage=error, a rule no case exercises)
+  2  usage error or a bad test file (file and line are named)
+  3  internal error`
+
+// NewCmdTest returns "kubectl crd test".
+func NewCmdTest(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &TestOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "test FILE|DIR...",
+		Short: "Run test suites of a CRD's validation, with the API server's own code",
+		Long:  testLong,
+		Example: `  # Run the suites of a directory
+  kubectl crd test examples/test
+
+  # The same, with the mutability markers lowered to CEL rules
+  kubectl crd test --lower examples/test
+
+  # Which rules no case exercises, as an error
+  kubectl crd test --coverage=error examples/test/database.test.yaml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Files = args
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Lower, "lower", false, "lower the mutability markers to CEL rules (as lower-mutability) rather than emulate them")
+	f.BoolVar(&o.Record, "record", false, "write the observed outcome into the cases without an expectation")
+	f.StringVar(&o.Coverage, "coverage", "", "list the rules no case was refused by: list, or error to fail on them")
+	f.Lookup("coverage").NoOptDefVal = "list"
+	f.StringVarP(&o.Output, "output", "o", "", "output format: json")
+	completeOutput(cmd, "json")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *TestOptions) Validate() error {
+	switch o.Coverage {
+	case "", "list", "error":
+	default:
+		return usageErrorf("--coverage must be list or error, not %q", o.Coverage)
+	}
+	switch o.Output {
+	case "", "json":
+	default:
+		return usageErrorf("-o must be json, not %q", o.Output)
+	}
+	return nil
+}
+
+// testFiles are the test files of the arguments: a directory's *.test.yaml.
+func testFiles(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		info, err := os.Stat(a)
+		if err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		if !info.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".test.yaml") || strings.HasSuffix(p, ".test.yml")) {
+				found = append(found, p)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		if len(found) == 0 {
+			return nil, usageErrorf("no *.test.yaml files in directory %q", a)
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// Run runs the suites, then records and reports.
+func (o *TestOptions) Run(ctx context.Context) error {
+	files, err := testFiles(o.Files)
+	if err != nil {
+		return err
+	}
+	runner := crdtest.NewRunner(crdtest.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Lower: o.Lower})
+	var results []*crdtest.SuiteResult
+	for _, f := range files {
+		suites, err := crdtest.ReadFile(f)
+		if err != nil {
+			return inputError(err)
+		}
+		var fileResults []*crdtest.SuiteResult
+		for _, s := range suites {
+			res, err := runner.Run(ctx, s)
+			if err != nil {
+				return inputError(err)
+			}
+			fileResults = append(fileResults, res)
+		}
+		if o.Record {
+			if err := o.record(f, fileResults); err != nil {
+				return err
+			}
+		}
+		results = append(results, fileResults...)
+	}
+	report := crdtest.Summarize(results)
+	if o.Output == "json" {
+		err = writeTestJSON(o.Out, report)
+	} else {
+		err = o.printTests(report)
+	}
+	if err != nil {
+		return err
+	}
+	if report.Failed > 0 || (o.Coverage == "error" && len(report.Uncovered) > 0) {
+		return errFindings
+	}
+	return nil
+}
+
+func writeTestJSON(w io.Writer, r *crdtest.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// printTests prints a line per case, what differs under a failing one,
+// the counts, and with --coverage the rules no case exercised.
+func (o *TestOptions) printTests(r *crdtest.Report) error {
+	var b strings.Builder
+	for _, c := range r.Cases {
+		status := "PASS"
+		switch {
+		case !c.Pass:
+			status = "FAIL"
+		case c.Unexpected:
+			status = "NONE"
+		}
+		fmt.Fprintf(&b, "%s %s %s (%s)\n", status, c.Source, c.Name, c.Observed.Result)
+		for _, m := range c.Mismatches {
+			fmt.Fprintf(&b, "    %s\n", m)
+		}
+	}
+	fmt.Fprintf(&b, "%d passed, %d failed, %d without expectation", r.Passed, r.Failed, r.Unexpected)
+	if o.Coverage != "" || len(r.Uncovered) > 0 && o.Coverage != "" {
+		fmt.Fprintf(&b, "; %d of %d rules exercised\n", len(r.Rules)-len(r.Uncovered), len(r.Rules))
+		for _, u := range r.Uncovered {
+			fmt.Fprintf(&b, "not exercised: %s\n", describeRule(u))
+		}
+	} else {
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(o.Out, b.String())
+	return err
+}
+
+func describeRule(r crdtest.CoveredRule) string {
+	s := fmt.Sprintf("%s %s", r.Source, r.CRD+"/"+r.Version)
+	if r.Field != "" {
+		s += " " + r.Field
+	}
+	s += ": " + r.Rule.Rule
+	if r.Cost > 0 {
+		s += fmt.Sprintf(" (cost %d of %d)", r.Cost, r.CostLimit)
+	}
+	return s
+}
+
+// record writes the observed outcomes into the cases of file that have no
+// expectation, replacing the file atomically.
+func (o *TestOptions) record(file string, results []*crdtest.SuiteResult) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return inputError(err)
+	}
+	out, n, err := crdtest.Record(data, results)
+	if err != nil {
+		return inputError(err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := safewrite.WriteFile(file, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.ErrOut, "%s: recorded %d case(s)\n", file, n)
+	return nil
+}
