@@ -59,14 +59,14 @@ func NewCmdTest(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "test FILE|DIR...",
 		Short: "Run test suites of a CRD's validation, with the API server's own code",
 		Long:  testLong,
-		Example: `  # Run the suites of a directory
+		Example: `  # Run the suites of a directory (its *.test.yaml files)
   kubectl crd test examples/test
 
   # The same, with the mutability markers lowered to CEL rules
   kubectl crd test --lower examples/test
 
-  # Which rules no case exercises, as an error
-  kubectl crd test --coverage=error examples/test/database.test.yaml`,
+  # Fail on the rules no case exercises
+  kubectl crd test --coverage=error examples/test/volume.test.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args

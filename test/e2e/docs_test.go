@@ -668,6 +668,7 @@ var commandPages = map[string]string{
 	"check-update":       "check-update.md",
 	"krm":                "krm-function.md",
 	"lower-mutability":   "mutability.md",
+	"test":               "test.md",
 	"version":            "getting-started.md",
 	// cobra's own commands: their --help is their page.
 	"help":       "",

@@ -75,6 +75,9 @@ func parseExpect(n node) (*Expect, error) {
 		r, err := n.result(s)
 		return &Expect{Result: r}, err
 	}
+	if _, ok := n.v.(map[string]interface{}); !ok {
+		return nil, n.errorf("expected allowed, refused, or a mapping with result, errors, pruned, defaulted")
+	}
 	m, err := n.fields([]string{"result"}, "errors", "pruned", "defaulted")
 	if err != nil {
 		return nil, err
