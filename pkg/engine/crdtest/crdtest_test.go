@@ -3,6 +3,7 @@ package crdtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,65 @@ func TestMissingKind(t *testing.T) {
 	_, err = NewRunner(Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}}).Run(context.Background(), suites[0])
 	if err == nil || !strings.Contains(err.Error(), "x.test.yaml:3: case \"a\"") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestCoverage: on a CRD made for it, coverage names exactly the rules and
+// markers no case refused by: a rule attributed by its message, by its
+// messageExpression, and below its node by its fieldPath are exercised.
+func TestCoverage(t *testing.T) {
+	r := Summarize(runFile(t, "testdata/coverage/coverage.test.yaml", false))
+	if r.Failed > 0 {
+		t.Fatalf("cases fail: %+v", r.Cases)
+	}
+	var got []string
+	for _, u := range r.Uncovered {
+		got = append(got, fmt.Sprintf("%s %s: %s", u.Source, u.Field, u.Rule.Rule))
+	}
+	want := []string{
+		"testdata/coverage/crd.yaml:23 spec: !has(self.name) || self.name != 'forbidden'",
+		"testdata/coverage/crd.yaml:35 spec.size: x-kubernetes-mutability: Immutable",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("uncovered (-want +got):\n%s", diff)
+	}
+	if len(r.Rules) != 5 {
+		t.Errorf("%d rules, want 5", len(r.Rules))
+	}
+}
+
+// TestRecord: --record writes the observed outcome into the cases without
+// an expectation, comments kept, and leaves the others as they are; the
+// file it writes passes.
+func TestRecord(t *testing.T) {
+	dir := t.TempDir()
+	crd, _ := filepath.Abs("../../../examples/lower/crd.yaml")
+	text := "crds: " + crd + `
+cases:
+# kept
+- name: pruned
+  object: {apiVersion: storage.example.com/v1, kind: Volume, metadata: {name: a}, spec: {zone: z, x: 1}}
+- name: written
+  object: {apiVersion: storage.example.com/v1, kind: Volume, metadata: {name: a}, spec: {}}
+  expect: allowed # wrong, and kept
+`
+	name := filepath.Join(dir, "r.test.yaml")
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, n, err := Record([]byte(text), runFile(t, name, false))
+	if err != nil || n != 1 {
+		t.Fatalf("Record: %d, %v", n, err)
+	}
+	for _, want := range []string{"# kept\n", "  expect:\n    pruned:\n    - spec.x\n    result: allowed\n", "expect: allowed # wrong, and kept\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("recorded file lacks %q:\n%s", want, out)
+		}
+	}
+	if err := os.WriteFile(name, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := failures(runFile(t, name, false)); len(f) != 1 || f[0] != "written" {
+		t.Errorf("failing after record: %v, want [written]", f)
 	}
 }
