@@ -175,9 +175,11 @@ func (f *File) Keep() {
 	f.key = ""
 }
 
-// file is a file's name and content, parsed at most once.
+// file is a file's name and content, parsed at most once. path is where
+// it is read, when not by its name (Path).
 type file struct {
 	name string
+	path string
 	data []byte
 	once sync.Once
 	f    *File
@@ -188,7 +190,7 @@ func (f *file) parse() (*File, error) {
 	f.once.Do(func() {
 		data := f.data
 		if data == nil { // ReadFile's: read now
-			if data, f.err = os.ReadFile(f.name); f.err != nil {
+			if data, f.err = os.ReadFile(f.path); f.err != nil {
 				return
 			}
 		}
@@ -254,15 +256,27 @@ func (c Cache) index(key string, f *file) (*File, error) {
 // the reader's error, with file and line. A cache that cannot be read or
 // written is as none.
 func (c Cache) ReadFile(path string) (*File, error) {
-	f := &file{name: path}
+	return c.ReadPath(Path{File: path, Name: path})
+}
+
+// Path is a file to index and the name its entries' sources give it: a
+// file fetched from a remote source (internal/source) is read from the
+// cache that holds it and named by the source.
+type Path struct {
+	File, Name string
+}
+
+// ReadPath is ReadFile of p.File, its CRDs and warnings named p.Name.
+func (c Cache) ReadPath(p Path) (*File, error) {
+	f := &file{name: p.Name, path: p.File}
 	if c.Dir == "" || c.Build == "" {
 		return f.parse()
 	}
-	in, err := os.Open(path)
+	in, err := os.Open(p.File)
 	if err != nil {
 		return nil, err
 	}
-	h := c.hash(path)
+	h := c.hash(p.Name)
 	_, err = io.Copy(h, in)
 	in.Close()
 	if err != nil {
@@ -275,12 +289,21 @@ func (c Cache) ReadFile(path string) (*File, error) {
 // in the paths' order: a directory of CRD files is indexed as fast as the
 // cores parse and check it. Leaving the range stops the reading.
 func (c Cache) ReadFiles(paths []string) iter.Seq2[*File, error] {
+	named := make([]Path, len(paths))
+	for i, p := range paths {
+		named[i] = Path{File: p, Name: p}
+	}
+	return c.ReadPaths(named)
+}
+
+// ReadPaths is ReadPath of each path, as ReadFiles.
+func (c Cache) ReadPaths(paths []Path) iter.Seq2[*File, error] {
 	type read struct {
 		f   *File
 		err error
 	}
-	readFile := func(p string) read {
-		f, err := c.ReadFile(p)
+	readFile := func(p Path) read {
+		f, err := c.ReadPath(p)
 		return read{f, err}
 	}
 	return func(yield func(*File, error) bool) {
