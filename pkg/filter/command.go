@@ -31,7 +31,8 @@ fail the run.
 
 The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
 
-  crdPaths: [crds/]       CRD files or directories, besides the CRDs among the items
+  crdPaths: [crds/]       CRD files or directories, besides the CRDs among the items; or https://
+                          URLs, fetched into the cache (docs/sources.md)
   prune: true             remove what the server would drop (default true)
   defaults: false         also write the schemas' defaults
   previous: [applied/]    the objects as rendered or applied before: each item with a previous
@@ -57,6 +58,11 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
                           as kustomize's --load-restrictor: crdPaths and previous must stay
                           in the working directory (symbolic links resolved); LoadRestrictionsNone
                           reads any path
+  lock: kubectl-crd.lock  a lock file (kubectl crd prune --update-lock writes it) pinning the
+                          remote sources of crdPaths and previous by digest: a changed source
+                          fails the run; https trusts the system's certificates and SSL_CERT_FILE
+  offline: false          with true, remote sources come only from the cache (by the lock, else
+                          by the last fetch): a source not there fails the run
 
 Paths are relative to the working directory: kustomize runs exec functions in the
 kustomization's directory, kpt in the directory it is run from.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
+	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -106,12 +107,21 @@ type CRDCheck struct {
 	// x-kubernetes-mutability markers lowered to CEL rules the API server
 	// enforces (kubectl crd lower-mutability).
 	LowerMutability bool `json:"lowerMutability,omitempty"`
+	// Lock is a lock file (kubectl-crd.lock, written by kubectl crd
+	// --update-lock) that pins the remote sources (https://) of crdPaths
+	// and previous by digest: a source that changed fails the run.
+	// Relative to the working directory, inside it as crdPaths.
+	Lock string `json:"lock,omitempty"`
+	// Offline reads the remote sources only from the cache, by the lock
+	// (or the last fetch): a source not there fails the run.
+	Offline bool `json:"offline,omitempty"`
 
 	// Results are the findings of the last Filter.
 	Results framework.Results `json:"-"`
 
 	gate    finding.Gate
 	crdOnly map[int]bool // the items that hold CRDs only (itemDocs)
+	remote  *source.Set  // the remote sources of crdPaths and previous
 }
 
 var _ kio.Filter = &CRDCheck{}
@@ -171,6 +181,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
 	c.gate = gate
+	defer c.remote.Close()
 	// The namespace of an item without one is "default", as kubectl sends it.
 	cat := catalog.New(catalog.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Namespaces: catalog.Namespaces{Offline: true}})
 	l, run, err := c.load(cat, items)
@@ -200,14 +211,17 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 		return nil, nil, err
 	}
 	l := cat.Load()
+	if err := c.fetch(root); err != nil {
+		return nil, nil, err
+	}
 	cache := crdindex.Cache{Dir: crdindex.DefaultDir(), Build: crdindex.BuildKey()}
 	for _, p := range c.CRDPaths {
-		if err := indexPath(l, cache, p, root); err != nil {
+		if err := c.indexPath(l, cache, p, root); err != nil {
 			return nil, nil, fmt.Errorf("crdPaths: %w", err)
 		}
 	}
 	for _, p := range c.Previous {
-		if err := l.Previous(pathDocs(p, root)); err != nil {
+		if err := l.Previous(c.pathDocs(p, root)); err != nil {
 			return nil, nil, fmt.Errorf("previous: %w", err)
 		}
 	}
@@ -518,6 +532,9 @@ func (c *CRDCheck) fieldOf(file string) string {
 		paths Paths
 	}{{"crdPaths", c.CRDPaths}, {"previous", c.Previous}} {
 		for _, p := range f.paths {
+			if names, ok := c.remote.Names(p); ok && slices.Contains(names, file) {
+				return f.name
+			}
 			if files, err := document.Files(p, true); err == nil && slices.Contains(files, file) {
 				return f.name
 			}
@@ -526,15 +543,36 @@ func (c *CRDCheck) fieldOf(file string) string {
 	return ""
 }
 
-// indexPath reads the CRD files of a file or directory (recursively) into
-// the loader's index, through the cache of indexes (crdindex), on every
-// core: each file inside root (unless root is ""), as readPaths reads them.
-func indexPath(l *catalog.Loader, cache crdindex.Cache, p, root string) error {
-	files, err := pathFiles(p, root)
+// fetch fetches the remote sources of crdPaths and previous (or reads them
+// from the cache, by the lock), the lock inside root as they are.
+func (c *CRDCheck) fetch(root string) error {
+	if c.Lock != "" {
+		if err := inside(c.Lock, root); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+	}
+	set, err := source.Fetch(context.Background(), source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
+		MaxBytes: document.MaxDocumentBytes}, c.Lock, c.CRDPaths, c.Previous)
 	if err != nil {
 		return err
 	}
-	for idx, err := range cache.ReadFiles(files) {
+	c.remote = set
+	return nil
+}
+
+// indexPath reads the CRD files of a file or directory (recursively) into
+// the loader's index, through the cache of indexes (crdindex), on every
+// core: each file inside root (unless root is ""), as readPaths reads them.
+func (c *CRDCheck) indexPath(l *catalog.Loader, cache crdindex.Cache, p, root string) error {
+	files, err := c.pathFiles(p, root)
+	if err != nil {
+		return err
+	}
+	paths := make([]crdindex.Path, len(files))
+	for i, f := range files {
+		paths[i] = crdindex.Path{File: c.remote.Path(f), Name: f}
+	}
+	for idx, err := range cache.ReadPaths(paths) {
 		if err != nil {
 			return err
 		}
@@ -544,8 +582,11 @@ func indexPath(l *catalog.Loader, cache crdindex.Cache, p, root string) error {
 }
 
 // pathFiles are the files of a file or directory (recursively), each
-// inside root (unless root is "").
-func pathFiles(p, root string) ([]string, error) {
+// inside root (unless root is ""), or the names of a remote source's.
+func (c *CRDCheck) pathFiles(p, root string) ([]string, error) {
+	if names, ok := c.remote.Names(p); ok {
+		return names, nil
+	}
 	if err := inside(p, root); err != nil {
 		return nil, err
 	}
@@ -563,9 +604,9 @@ func pathFiles(p, root string) ([]string, error) {
 
 // pathDocs are the documents of a file or directory (recursively), each
 // file inside root (unless root is "").
-func pathDocs(p, root string) catalog.Docs {
+func (c *CRDCheck) pathDocs(p, root string) catalog.Docs {
 	return func(yield func(*document.Document, error) bool) {
-		docs, err := readPaths(p, root)
+		docs, err := c.readPaths(p, root)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -580,14 +621,14 @@ func pathDocs(p, root string) catalog.Docs {
 
 // readPaths reads every document of a file or directory (recursively), each
 // file inside root (unless root is "").
-func readPaths(p, root string) ([]*document.Document, error) {
-	files, err := pathFiles(p, root)
+func (c *CRDCheck) readPaths(p, root string) ([]*document.Document, error) {
+	files, err := c.pathFiles(p, root)
 	if err != nil {
 		return nil, err
 	}
 	var docs []*document.Document
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := os.ReadFile(c.remote.Path(f))
 		if err != nil {
 			return nil, err
 		}

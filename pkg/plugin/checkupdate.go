@@ -132,6 +132,7 @@ SARIF 2.1.0 for code scanning, JUnit XML for test reports, GitHub workflow comma
 // kubeconfig's context.
 func (o *CheckUpdateOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.catalog = newCatalog(o.cluster, o.Offline, len(o.inputs.Old) == 0)
+	o.inputs.offline = o.Offline
 	return o.gateFlags.Complete(cmd)
 }
 

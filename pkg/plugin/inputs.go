@@ -22,6 +22,11 @@ type inputFlags struct {
 	CRDFiles  []string
 	Old       []string
 	Recursive bool
+	// remote are the flags of remote sources (registered with --crd-file
+	// or --old); offline is the command's --offline: they are read only
+	// from the cache.
+	remote  sourceFlags
+	offline bool
 
 	usage inputUsage
 	// replaces: the CRDs of -f replace the versions before them
@@ -105,6 +110,9 @@ func (f *inputFlags) AddFlags(cmd *cobra.Command) {
 		cmd.Flags().StringSliceVar(&f.CRDFiles, "crd-file", nil, f.usage.CRDFile)
 		completeFiles(cmd, "crd-file")
 	}
+	if f.usage.CRDFile != "" || f.usage.Old != "" {
+		f.remote.AddFlags(cmd)
+	}
 }
 
 // readsStdin says whether an input flag names standard input (-).
@@ -122,6 +130,9 @@ func (f *inputFlags) readsStdin() bool {
 // Validate refuses standard input named more than once, by one flag or by
 // two: the first reader would take it all and the second get nothing.
 func (f *inputFlags) Validate() error {
+	if err := f.remote.Validate(f.offline); err != nil {
+		return err
+	}
 	first := ""
 	for _, s := range f.sources(&inputDocs{}) {
 		for _, name := range s.names {

@@ -136,6 +136,7 @@ written.
 // namespace of -n or the kubeconfig's context.
 func (o *PruneOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.catalog = newCatalog(o.cluster, o.Offline, false)
+	o.inputs.offline = o.Offline
 	o.reportSet = cmd.Flags().Changed("report")
 	if err := o.gateFlags.Complete(cmd); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -48,6 +49,8 @@ type objectStream struct {
 	loader *catalog.Loader
 	// cache holds the indexes of the files of --crd-file.
 	cache crdindex.Cache
+	// remote are the remote sources of --crd-file and --old, fetched.
+	remote *source.Set
 }
 
 // keepBytes is how much document text the first pass keeps for the second
@@ -85,6 +88,11 @@ func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*doc
 		return nil, err
 	}
 	s := &objectStream{keeping: true, loader: cat.Load(), cache: crdindex.Cache{Dir: crdindex.DefaultDir(), Build: crdindex.BuildKey()}}
+	remote, err := f.remote.fetch(context.Background(), f.offline, f.CRDFiles, f.Old)
+	if err != nil {
+		return nil, err
+	}
+	s.remote = remote
 	if err := s.scan(f, stdin, visit); err != nil {
 		s.Close()
 		return nil, err
@@ -131,9 +139,9 @@ func (s *objectStream) scan(f *inputFlags, stdin io.Reader, visit func(*document
 // what is not a regular file (a FIFO, a device) through the reader, as the
 // other inputs, in their place in the order.
 func (s *objectStream) schemas(src inputSource, recursive bool, stdin io.Reader) error {
-	var regular []string // files still to index, in order
+	var regular []crdindex.Path // files still to index, in order
 	index := func() error {
-		for idx, err := range s.cache.ReadFiles(regular) {
+		for idx, err := range s.cache.ReadPaths(regular) {
 			if err != nil {
 				return inputError(err)
 			}
@@ -146,17 +154,17 @@ func (s *objectStream) schemas(src inputSource, recursive bool, stdin io.Reader)
 		return nil
 	}
 	for _, name := range src.names {
-		files, err := inputFiles(name, recursive)
+		files, err := s.inputFiles(name, recursive)
 		if err != nil {
 			return err
 		}
 		for _, file := range files {
-			ok, err := isRegular(file)
+			ok, err := isRegular(s.remote.Path(file))
 			if err != nil {
 				return inputError(err)
 			}
 			if ok {
-				regular = append(regular, file)
+				regular = append(regular, crdindex.Path{File: s.remote.Path(file), Name: file})
 				continue
 			}
 			if err := index(); err != nil {
@@ -169,6 +177,15 @@ func (s *objectStream) schemas(src inputSource, recursive bool, stdin io.Reader)
 		}
 	}
 	return index()
+}
+
+// inputFiles are the files of one path argument (inputFiles), or the
+// names of a remote source's files.
+func (s *objectStream) inputFiles(name string, recursive bool) ([]string, error) {
+	if files, ok := s.remote.Names(name); ok {
+		return files, nil
+	}
+	return inputFiles(name, recursive)
 }
 
 // isRegular says whether name is a regular file of at most
@@ -202,7 +219,7 @@ func asInputError(err error) error {
 func (s *objectStream) documents(src inputSource, recursive bool, stdin io.Reader) catalog.Docs {
 	return func(yield func(*document.Document, error) bool) {
 		for _, name := range src.names {
-			files, err := inputFiles(name, recursive)
+			files, err := s.inputFiles(name, recursive)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -273,7 +290,7 @@ func (s *objectStream) open(name string, stdin io.Reader, again bool) (io.ReadCl
 	r := rereadable{name: name}
 	in := io.NopCloser(stdin)
 	if name != "-" {
-		f, err := os.Open(name)
+		f, err := os.Open(s.remote.Path(name))
 		if err != nil {
 			return nil, r, inputError(err)
 		}
@@ -372,6 +389,7 @@ func (in rereadable) each(fn func(*document.Document) error) error {
 
 // Close removes the spools.
 func (s *objectStream) Close() {
+	s.remote.Close()
 	for _, in := range s.inputs {
 		if in.spool != nil {
 			in.spool.Close()

@@ -1,0 +1,140 @@
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// client is the HTTP client of every fetch: the proxy of the environment,
+// the system's certificates and CAFile's, and a timeout at each step.
+type client struct {
+	http     *http.Client
+	maxBytes int64
+}
+
+func newClient(opts Options) (*client, error) {
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.Insecure}
+	if opts.CAFile != "" {
+		pem, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificate", opts.CAFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = 64 << 20
+	}
+	return &client{http: &http.Client{Transport: transport, Timeout: opts.Timeout}, maxBytes: maxBytes}, nil
+}
+
+// httpsKind is a file (a YAML or JSON document, or a stream of them) at an
+// https URL.
+type httpsKind struct{}
+
+func (httpsKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []File, error) {
+	data, final, err := f.client.get(ctx, arg, name)
+	if err != nil {
+		return Pin{}, nil, err
+	}
+	digest, path, err := f.cache.put(data)
+	if err != nil {
+		return Pin{}, nil, err
+	}
+	pin := Pin{Source: name, Digest: digest}
+	if final != name {
+		pin.Resolved = final
+	}
+	return pin, []File{{Path: path, Name: name}}, nil
+}
+
+func (httpsKind) cached(c *blobs, name, digest string) ([]File, bool) {
+	p, ok := c.has(digest)
+	if !ok {
+		return nil, false
+	}
+	return []File{{Path: p, Name: name}}, true
+}
+
+// get is the body of a GET of rawURL, at most maxBytes, and the URL it
+// came from after redirects (credentials removed). The user information
+// of the URL is sent as basic authentication, never to another host.
+func (c *client) get(ctx context.Context, rawURL, name string) ([]byte, string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, "", &Error{Source: name, Input: true, Err: errors.New("not a URL")}
+	}
+	user := u.User
+	u.User = nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, "", &Error{Source: name, Input: true, Err: err}
+	}
+	if user != nil {
+		pass, _ := user.Password()
+		req.SetBasicAuth(user.Username(), pass)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, "", &Error{Source: name, Err: unwrapURL(err)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", &Error{Source: name, Input: resp.StatusCode < 500, Err: fmt.Errorf("the server answered %s", resp.Status)}
+	}
+	data, err := c.read(resp.Body, name)
+	if err != nil {
+		return nil, "", err
+	}
+	return data, Redact(resp.Request.URL.String()), nil
+}
+
+// read reads a body of at most maxBytes.
+func (c *client) read(body io.Reader, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(body, c.maxBytes+1))
+	if err != nil {
+		return nil, &Error{Source: name, Err: unwrapURL(err)}
+	}
+	if int64(len(data)) > c.maxBytes {
+		return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("larger than %d MiB, the limit of a fetch", c.maxBytes>>20)}
+	}
+	return data, nil
+}
+
+// unwrapURL drops the *url.Error around err: it names the URL, which the
+// Error names already, without its credentials.
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", strings.ToLower(ue.Op), ue.Err)
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package source
+
+import (
+	"context"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+)
+
+// Set is the remote sources of a run, fetched (or read from the cache):
+// the names of each argument's files, and the file that holds each.
+type Set struct {
+	fetcher *Fetcher
+	names   map[string][]string
+	local   map[string]string
+}
+
+// Fetch fetches the remote sources among the arguments (IsRemote; the
+// others are left alone), reading the lock of lockFile ("" for none) into
+// opts.Lock, and writing it back when opts.Update changed it. The Set is
+// closed by its caller, once its files are read.
+func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string) (*Set, error) {
+	s := &Set{names: map[string][]string{}, local: map[string]string{}}
+	var remote []string
+	for _, as := range args {
+		for _, a := range as {
+			if IsRemote(a) {
+				remote = append(remote, a)
+			}
+		}
+	}
+	if len(remote) == 0 {
+		return s, nil
+	}
+	if lockFile != "" {
+		l, err := ReadLock(lockFile, opts.Update)
+		if err != nil {
+			return nil, &Error{Source: lockFile, Input: true, Err: err}
+		}
+		opts.Lock = l
+	}
+	f, err := New(opts)
+	if err != nil {
+		return nil, &Error{Source: "sources", Input: true, Err: err}
+	}
+	s.fetcher = f
+	for _, a := range remote {
+		files, err := f.Files(ctx, a)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		for _, file := range files {
+			s.names[a] = append(s.names[a], file.Name)
+			s.local[file.Name] = file.Path
+		}
+	}
+	if opts.Update && opts.Lock != nil && opts.Lock.Changed() {
+		data, err := opts.Lock.Bytes()
+		if err == nil {
+			err = safewrite.WriteFile(lockFile, data)
+		}
+		if err != nil {
+			f.Close()
+			return nil, &Error{Source: lockFile, Err: err}
+		}
+	}
+	return s, nil
+}
+
+// Names are the names of the files of a remote source argument; false
+// for an argument that is not one.
+func (s *Set) Names(arg string) ([]string, bool) {
+	if s == nil {
+		return nil, false
+	}
+	names, ok := s.names[arg]
+	return names, ok
+}
+
+// Path is the file that holds the input of name: a remote source's file
+// in the cache, else name itself.
+func (s *Set) Path(name string) string {
+	if s != nil {
+		if p, ok := s.local[name]; ok {
+			return p
+		}
+	}
+	return name
+}
+
+// Close removes what a run without a cache fetched.
+func (s *Set) Close() {
+	if s != nil && s.fetcher != nil {
+		s.fetcher.Close()
+	}
+}

@@ -1,0 +1,62 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/source"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+)
+
+// sourceFlags are the flags of the remote schema sources of --crd-file
+// and --old (https://, oci://: internal/source, docs/sources.md).
+type sourceFlags struct {
+	Lock       string
+	UpdateLock bool
+	CAFile     string
+	Insecure   bool
+}
+
+// AddFlags registers the flags of remote sources.
+func (s *sourceFlags) AddFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&s.Lock, "lock", "", "a lock file (kubectl-crd.lock) pinning the remote sources of --crd-file and --old by digest: a source that changed is an error")
+	cmd.Flags().BoolVar(&s.UpdateLock, "update-lock", false, "fetch the remote sources anew and write their digests to the --lock file")
+	cmd.Flags().StringVar(&s.CAFile, "source-certificate-authority", "", "a PEM file of certificates trusted for https sources, beside the system's")
+	cmd.Flags().BoolVar(&s.Insecure, "source-insecure-skip-tls-verify", false, "do not verify the certificates of https sources (insecure)")
+	completeFiles(cmd, "lock")
+	completeFiles(cmd, "source-certificate-authority")
+}
+
+// Validate checks the flags of remote sources with --offline.
+func (s *sourceFlags) Validate(offline bool) error {
+	switch {
+	case s.UpdateLock && s.Lock == "":
+		return usageErrorf("--update-lock writes the file of --lock: name it (e.g. --lock kubectl-crd.lock)")
+	case s.UpdateLock && offline:
+		return usageErrorf("--update-lock fetches the sources: it cannot be used with --offline")
+	}
+	return nil
+}
+
+// fetch fetches the remote sources among names (or reads them from the
+// cache, by the lock), and writes the lock with --update-lock.
+func (s *sourceFlags) fetch(ctx context.Context, offline bool, names ...[]string) (*source.Set, error) {
+	set, err := source.Fetch(ctx, source.Options{Dir: source.DefaultDir(), Update: s.UpdateLock, Offline: offline,
+		CAFile: s.CAFile, Insecure: s.Insecure, MaxBytes: document.MaxDocumentBytes}, s.Lock, names...)
+	if err != nil {
+		return nil, sourceError(err)
+	}
+	return set, nil
+}
+
+// sourceError is a source's error with its exit code: 2 for the source's
+// or the lock's fault, 3 for the network's.
+func sourceError(err error) error {
+	var se *source.Error
+	if errors.As(err, &se) && !se.Input {
+		return &ExitError{Code: ExitInternal, Err: err}
+	}
+	return inputError(err)
+}
