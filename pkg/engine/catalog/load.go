@@ -264,6 +264,10 @@ func (x indexed) entry() crdindex.Entry { return x.f.Entries[x.i] }
 // used, that the server would refuse: as the cache kept the verdict, or
 // decided now on every core (and recorded for the cache to keep).
 func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
+	v := l.cat.opts.Server
+	if v == nil {
+		return // a catalog without the server's validation refuses no CRD
+	}
 	unused := func(yield func(indexed) bool) {
 		for _, x := range l.index {
 			if gk := x.entry().GroupKind; !gk.Empty() && !used[gk] && !yield(x) {
@@ -278,7 +282,7 @@ func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
 	}
 	check := func(x indexed) verdict {
 		e := x.entry()
-		refusal, err := e.Refusal()
+		refusal, err := e.Refusal(v)
 		if err != nil || refusal == "" {
 			return verdict{refusal: refusal, err: err}
 		}

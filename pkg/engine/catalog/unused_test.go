@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // unusedCRDs are a CRD the server refuses (no schema), one it accepts, and
@@ -146,8 +147,8 @@ func TestLoaderKeepsVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := crdindex.FromDocument(d) // decided now
-		got, _ := e.Refusal()
-		if w, _ := want.Refusal(); !idx.Checked(i) || got != w {
+		got, _ := e.Refusal(strategy.Validators{})
+		if w, _ := want.Refusal(strategy.Validators{}); !idx.Checked(i) || got != w {
 			t.Errorf("entry %d kept as %q (checked %v), want %q", i, got, idx.Checked(i), w)
 		}
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // Entry is a CRD of a schema file, known by the kind it defines.
@@ -87,8 +86,9 @@ func (e Entry) Document() (*document.Document, error) {
 // Refusal is why the server would refuse the CRD, in the words of its
 // decoding and CRD validation ("" when it accepts it): as the cache kept
 // it, so that a run says which CRDs of a schema source the server refuses
-// without decoding them; else decided now (File.SetRefusal records it).
-func (e Entry) Refusal() (string, error) {
+// without decoding them; else decided now by v, the server's CRD
+// validation (File.SetRefusal records it).
+func (e Entry) Refusal(v schema.CRDValidator) (string, error) {
 	if e.checked {
 		return e.refusal, nil
 	}
@@ -96,13 +96,13 @@ func (e Entry) Refusal() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return refusalOf(d.Object), nil
+	return refusalOf(d.Object, v), nil
 }
 
 // refusalOf is the server's refusal of a CRD object, as on a create: its
-// decoding, then its CRD validation (with its CEL cost estimates).
-func refusalOf(obj map[string]interface{}) string {
-	crd, _, err := schema.DecodeObject(obj, strategy.Validators{})
+// decoding, then its CRD validation by v (with its CEL cost estimates).
+func refusalOf(obj map[string]interface{}, v schema.CRDValidator) string {
+	crd, _, err := schema.DecodeObject(obj, v)
 	if err == nil && crd != nil {
 		err = crd.InvalidErr()
 	}

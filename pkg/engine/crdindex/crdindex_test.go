@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // twoCRDs holds a CRD, an object that is none, a key written twice (a
@@ -82,7 +83,7 @@ func want(t *testing.T, name string, data []byte) ([]*document.Document, []Warni
 func keepAll(idx *File) {
 	for i, e := range idx.Entries {
 		if !idx.Checked(i) {
-			refusal, _ := e.Refusal()
+			refusal, _ := e.Refusal(strategy.Validators{})
 			idx.SetRefusal(i, refusal)
 		}
 	}

@@ -62,7 +62,7 @@ func TestRefusalIsTheCatalogs(t *testing.T) {
 			t.Fatalf("%s: %d entries, want 3", run, len(idx.Entries))
 		}
 		for i, e := range idx.Entries {
-			got, err := e.Refusal()
+			got, err := e.Refusal(strategy.Validators{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,12 +83,12 @@ func TestRefusalIsTheCatalogs(t *testing.T) {
 				t.Errorf("%s: %s: refusal %q, want the catalog's %q", run, e.GroupKind, got, want)
 			}
 		}
-		if got, _ := idx.Entries[1].Refusal(); !strings.Contains(got, "is invalid") {
+		if got, _ := idx.Entries[1].Refusal(strategy.Validators{}); !strings.Contains(got, "is invalid") {
 			t.Errorf("%s: the Gizmo CRD: %q, want the server's validation error", run, got)
 		}
 		for i, e := range idx.Entries {
 			if !idx.Checked(i) {
-				refusal, _ := e.Refusal()
+				refusal, _ := e.Refusal(strategy.Validators{})
 				idx.SetRefusal(i, refusal)
 			}
 		}
@@ -112,7 +112,7 @@ func TestRefusalFromDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, d := range docs {
-		got, err := crdindex.FromDocument(d).Refusal()
+		got, err := crdindex.FromDocument(d).Refusal(strategy.Validators{})
 		if err != nil || (i > 0) != (got != "") {
 			t.Errorf("document %d: refusal %q, %v", i, got, err)
 		}
