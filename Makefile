@@ -1,9 +1,10 @@
-# make dist: the release in dist/, an archive per platform, SHA256SUMS and the krew manifest crd.yaml
-# (see docs/release.md). VERSION=v1.2.3 sets the version; by default it comes from git describe.
+# make dist: the release in dist/, an archive per platform, the image of the KRM function (an OCI
+# layout tarball of the linux builds), SHA256SUMS and the krew manifest crd.yaml (see
+# docs/release.md). VERSION=v1.2.3 sets the version; by default it comes from git describe.
 # PLATFORMS=linux/amd64 builds fewer platforms (then without the manifest, which names them all).
 # make test-dist: the tests of hack/dist on all six platforms (go test ./hack/dist builds one other
-# than the host's): the program run twice, its archives, SHA256SUMS and manifest checked, the two runs
-# byte-identical. CI's release step.
+# than the host's, and the host's): the program run twice, its archives, image, SHA256SUMS and manifest
+# checked, the two runs byte-identical, the GitHub Action run against them. CI's release step.
 GO ?= go
 VERSION ?=
 PLATFORMS ?=
