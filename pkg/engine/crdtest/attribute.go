@@ -18,6 +18,9 @@ type ruleIndex struct {
 	// lowered are the rules lower.CRD wrote, by CRD, version and message:
 	// the marker each stands for.
 	lowered map[string]lower.Rule
+	// placed are the rules lower.CRD writes, by CRD and version, in either
+	// mode: where the server's refusal by a marker is (placeErrors).
+	placed map[string][]lower.Rule
 }
 
 type crdRules struct {

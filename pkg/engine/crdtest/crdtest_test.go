@@ -44,11 +44,12 @@ func verdict(o *Observed) []string {
 	return out
 }
 
-// TestShippedSuites runs the suites of examples/test: every case passes,
+// TestShippedSuites runs the suites of examples (examples/test, and the
+// KEP's examples in examples/kep-immutable): every case passes,
 // with the markers emulated and lowered, and both modes observe the same
 // verdict on every case.
 func TestShippedSuites(t *testing.T) {
-	files, err := filepath.Glob("../../../examples/test/*.test.yaml")
+	files, err := filepath.Glob("../../../examples/*/*.test.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no suites: %v", err)
 	}

@@ -132,7 +132,12 @@ func (r *Runner) prepare(docs []*document.Document) (*prepared, error) {
 				return nil, err
 			}
 			p.rules.addLowered(lowered)
+			p.rules.addPlacement(lowered)
 			d = &document.Document{Object: lowered.Object, Source: d.Source}
+		} else if lowered, err := lower.CRD(d.Object, r.opts.Server); err == nil {
+			// Only where the server would refuse: a CRD lowering refuses
+			// keeps the emulation's fields.
+			p.rules.addPlacement(lowered)
 		}
 		p.docs = append(p.docs, d)
 		pc := c.PrepareCRD(d)
@@ -191,6 +196,9 @@ func (r *Runner) observe(ctx context.Context, p *prepared, c *Case) (*Observed, 
 	switch {
 	case c.OldObject != nil && v.Old != nil:
 		errs, err = r.updateErrors(cat, v, sent)
+		if !r.opts.Lower {
+			errs = p.rules.placeErrors(original, errs)
+		}
 	case len(c.OldCRDs) > 0:
 		errs = upgradeErrors(v.Findings)
 	default:
