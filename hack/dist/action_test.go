@@ -360,6 +360,12 @@ func TestAction(t *testing.T) {
 			t.Errorf("failed %q, outputs %q, output file:\n%s\nlog:\n%s", r.failed, r.outputs, stored, r.log)
 		}
 	})
+	t.Run("args bash cannot read", func(t *testing.T) {
+		r := runAction(t, a, map[string]string{"version": testVersion, "release-url": good, "args": `prune -f "job.yaml`}, runOptions{workspace: repo})
+		if r.failed != "run" || r.outputs["exit-code"] != "2" || !strings.Contains(r.log, "::error title=kubectl-crd::args: bash cannot read prune -f \"job.yaml") {
+			t.Errorf("failed %q, outputs %q:\n%s", r.failed, r.outputs, r.log)
+		}
+	})
 	t.Run("install only", func(t *testing.T) {
 		r := runAction(t, a, map[string]string{"version": testVersion, "release-url": good + "/"}, runOptions{workspace: repo})
 		if r.failed != "" || !installed(r) || r.outputs["exit-code"] != "" {

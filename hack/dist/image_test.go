@@ -28,7 +28,7 @@ func TestImage(t *testing.T) {
 	if hasLinux(built) {
 		dirs[dists[0]] = built
 	}
-	if hostDist != "" && runtime.GOOS == "linux" {
+	if _, ok := dirs[hostDist]; !ok && hostDist != "" && runtime.GOOS == "linux" {
 		dirs[hostDist] = []release.Platform{{OS: runtime.GOOS, Arch: runtime.GOARCH}}
 	}
 	if len(dirs) == 0 {
