@@ -1,0 +1,271 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdtest"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+)
+
+// testReport is the part of kubectl crd test -o json this test reads.
+type testReport struct {
+	Cases []struct {
+		Name     string            `json:"name"`
+		Observed *crdtest.Observed `json:"observed"`
+	} `json:"cases"`
+}
+
+// For every case of every shipped suite (examples/*/*.test.yaml), the real
+// API server gets the case's objects: the suite's CRDs installed (with the
+// markers lowered: the server drops them), the object created, or the old
+// object created and updated to the new one, or created under the old
+// CRDs, the new ones applied and the object updated. The server allows or
+// refuses it as kubectl crd test -o json says, with the same errors, by
+// field and type.
+func TestTestSuitesAgainstServer(t *testing.T) {
+	requireOwnCluster(t)
+	x := NewTest(t)
+	dyn := dynamicClient(t)
+	files, err := filepath.Glob(filepath.Join(repoRoot(), "examples", "*", "*.test.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no suites: %v", err)
+	}
+	cases, refused := 0, 0
+	installed := map[string]string{}
+	for _, file := range files {
+		rel, _ := filepath.Rel(repoRoot(), file)
+		r := x.Run("kubectl-crd", "test", "-o", "json", rel)
+		var report testReport
+		if err := json.Unmarshal([]byte(r.Stdout), &report); err != nil || r.Code != 0 {
+			t.Fatalf("kubectl crd test %s: exit %d, %v\n%s", rel, r.Code, err, r.Stderr)
+		}
+		suites, err := crdtest.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for _, s := range suites {
+			for _, c := range s.Cases {
+				got := serverVerdict(t, dyn, installed, s, c)
+				want := report.Cases[i].Observed
+				if report.Cases[i].Name != c.Name {
+					t.Fatalf("%s: case %d is %q in the report, %q in the file", rel, i, report.Cases[i].Name, c.Name)
+				}
+				if diff := cmp.Diff(verdictOf(want), got); diff != "" {
+					t.Errorf("%s %s: kubectl crd test against the server (-test +server):\n%s", c.Source, c.Name, diff)
+				}
+				cases++
+				if want.Result == crdtest.Refused {
+					refused++
+				}
+				i++
+			}
+			deleteSuiteCRDs(t, dyn, installed, s.CRDs)
+		}
+	}
+	t.Logf("%d cases of %d files sent to the server, %d refused", cases, len(files), refused)
+}
+
+// verdictOf is a verdict as the comparison reads it: the result, and each
+// error's "field|type", sorted.
+func verdictOf(o *crdtest.Observed) []string {
+	out := []string{}
+	for _, e := range o.Errors {
+		out = append(out, e.Field+"|"+e.Type)
+	}
+	sort.Strings(out)
+	return append([]string{string(o.Result)}, out...)
+}
+
+// serverVerdict sends c's objects to the server, the suite's CRDs (or the
+// case's old CRDs) installed, and deletes the object again.
+func serverVerdict(t *testing.T, dyn dynamic.Interface, installed map[string]string, s *crdtest.Suite, c *crdtest.Case) []string {
+	t.Helper()
+	ctx := context.Background()
+	first := s.CRDs
+	if len(c.OldCRDs) > 0 {
+		first = c.OldCRDs
+	}
+	installCRDs(t, dyn, installed, first)
+	obj := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(c.Object.Object)}
+	ri := resourceOf(t, dyn, first, obj)
+	defer func() {
+		if err := ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("%s: deleting %s: %v", c.Source, obj.GetName(), err)
+		}
+	}()
+	var err error
+	switch {
+	case c.OldObject != nil:
+		old := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(c.OldObject.Object)}
+		err = createThenUpdate(ctx, ri, old, obj, nil)
+	case len(c.OldCRDs) > 0:
+		err = createThenUpdate(ctx, ri, obj.DeepCopy(), obj, func() { installCRDs(t, dyn, installed, s.CRDs) })
+	default:
+		_, err = createRetrying(ctx, ri, obj)
+	}
+	return refusalOf(t, c, err)
+}
+
+// createThenUpdate creates old, calls between (if any), and updates to obj.
+func createThenUpdate(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstructured.Unstructured, between func()) error {
+	if _, err := createRetrying(ctx, ri, old); err != nil {
+		return fmt.Errorf("creating the old object: %w", err)
+	}
+	if between != nil {
+		between()
+	}
+	stored, err := ri.Get(ctx, old.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the old object: %w", err)
+	}
+	obj.SetResourceVersion(stored.GetResourceVersion())
+	_, err = ri.Update(ctx, obj, metav1.UpdateOptions{})
+	return err
+}
+
+// refusalOf is the server's answer in verdictOf's form; a failure other
+// than an Invalid refusal fails the test.
+func refusalOf(t *testing.T, c *crdtest.Case, err error) []string {
+	t.Helper()
+	if err == nil {
+		return []string{string(crdtest.Allowed)}
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		t.Errorf("%s %s: the server fails otherwise than Invalid: %v", c.Source, c.Name, err)
+		return nil
+	}
+	out := []string{}
+	for _, cause := range status.Status().Details.Causes {
+		out = append(out, cause.Field+"|"+field.ErrorType(cause.Type).String())
+	}
+	sort.Strings(out)
+	return append([]string{string(crdtest.Refused)}, out...)
+}
+
+// resourceOf is the resource of obj's kind, among the CRDs.
+func resourceOf(t *testing.T, dyn dynamic.Interface, crds []*document.Document, obj *unstructured.Unstructured) dynamic.ResourceInterface {
+	t.Helper()
+	gv, err := runtimeschema.ParseGroupVersion(obj.GetAPIVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range crds {
+		group, _, _ := unstructured.NestedString(d.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(d.Object, "spec", "names", "kind")
+		plural, _, _ := unstructured.NestedString(d.Object, "spec", "names", "plural")
+		scope, _, _ := unstructured.NestedString(d.Object, "spec", "scope")
+		if group != gv.Group || kind != obj.GetKind() {
+			continue
+		}
+		ri := dyn.Resource(gv.WithResource(plural))
+		if scope == "Cluster" {
+			return ri
+		}
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace("default")
+		}
+		return ri.Namespace(obj.GetNamespace())
+	}
+	t.Fatalf("no CRD of the case defines %s, kind %s", obj.GetAPIVersion(), obj.GetKind())
+	return nil
+}
+
+// installCRDs creates or replaces the CRDs on the server, their markers
+// lowered to the rules the server enforces, and waits until each is
+// established. installed is what this test put there, by name: the sha256
+// of the lowered CRD.
+func installCRDs(t *testing.T, dyn dynamic.Interface, installed map[string]string, docs []*document.Document) {
+	t.Helper()
+	ctx := context.Background()
+	crds := dyn.Resource(crdGVR)
+	for _, d := range docs {
+		res, err := lower.CRD(d.Object, strategy.Validators{})
+		if err != nil {
+			t.Fatalf("%s: lowering: %v", d.Source, err)
+		}
+		crd := &unstructured.Unstructured{Object: res.Object}
+		b, _ := json.Marshal(crd.Object)
+		sum := fmt.Sprintf("%x", sha256.Sum256(b))
+		if installed[crd.GetName()] == sum {
+			continue
+		}
+		stored, err := crds.Get(ctx, crd.GetName(), metav1.GetOptions{})
+		switch {
+		case err == nil:
+			crd.SetResourceVersion(stored.GetResourceVersion())
+			_, err = crds.Update(ctx, crd, metav1.UpdateOptions{})
+		case apierrors.IsNotFound(err):
+			_, err = crds.Create(ctx, crd, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatalf("%s: installing %s: %v", d.Source, crd.GetName(), err)
+		}
+		installed[crd.GetName()] = sum
+		waitEstablished(t, dyn, crd.GetName())
+	}
+}
+
+func waitEstablished(t *testing.T, dyn dynamic.Interface, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			c, _ := c.(map[string]interface{})
+			if c["type"] == "Established" && c["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("CRD %s not established: %v", name, err)
+	}
+}
+
+// deleteSuiteCRDs deletes the suite's CRDs and waits until they are gone.
+func deleteSuiteCRDs(t *testing.T, dyn dynamic.Interface, installed map[string]string, docs []*document.Document) {
+	t.Helper()
+	ctx := context.Background()
+	crds := dyn.Resource(crdGVR)
+	for _, d := range docs {
+		name := (&unstructured.Unstructured{Object: d.Object}).GetName()
+		delete(installed, name)
+		if err := crds.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting %s: %v", name, err)
+			continue
+		}
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := crds.Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("CRD %s not deleted: %v", name, err)
+		}
+	}
+}
