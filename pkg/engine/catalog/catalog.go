@@ -366,7 +366,7 @@ type PruneOptions struct {
 func (c *Catalog) Prune(d *document.Document, opts PruneOptions) (*prune.Result, []finding.Finding, error) {
 	po := prune.Options{Defaults: opts.Defaults, Namespace: c.opts.Namespaces.Default}
 	if opts.Validate {
-		po.Validate = c.opts.Server
+		po.Validate = c.checks()
 	}
 	res, err := prune.Document(d, c.reg, po)
 	if err != nil {
@@ -502,7 +502,7 @@ func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coe
 	if err != nil {
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}
-	validator, err := c.opts.Server.UpdateValidator(crd, gv.Version)
+	validator, err := c.checks().UpdateValidator(crd, gv.Version)
 	if err != nil {
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}

@@ -253,7 +253,7 @@ func (c *Catalog) ComputeImpact(d *document.Document) (*Impact, error) {
 		err := fmt.Errorf("CustomResourceDefinition %s had no version %q", u.Old.CRD.Name(), gv.Version)
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}
-	imp, err := crdupgrade.Impact(d, u.Old.CRD, u.New.CRD, c.opts.Server, c.opts.Namespaces.Request(nil, ""))
+	imp, err := crdupgrade.Impact(d, u.Old.CRD, u.New.CRD, c.checks(), c.opts.Namespaces.Request(nil, ""))
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,8 @@ func decodeCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, *apiexte
 // the API server's custom resource handler converts them when it starts
 // serving a CRD.
 type CRD struct {
+	// Object is the CRD as served (v1). A version's schema in it is nil
+	// once the version's validator is built (ReleaseSchema).
 	Object *apiextensionsv1.CustomResourceDefinition
 
 	// served holds, per version name, the structural schema the request path
@@ -109,6 +111,8 @@ type CRD struct {
 
 	memoMu sync.Mutex
 	memo   map[string]*memoEntry
+
+	released released
 }
 
 type memoEntry struct {
@@ -293,8 +297,8 @@ func (c *CRD) PreserveUnknownFields() bool { return c.Object.Spec.PreserveUnknow
 // Versions lists the version names in the CRD's order.
 func (c *CRD) Versions() []string {
 	var out []string
-	for _, v := range c.Object.Spec.Versions {
-		out = append(out, v.Name)
+	for i := range c.Object.Spec.Versions {
+		out = append(out, c.Object.Spec.Versions[i].Name) // not a copy of the version: ReleaseSchema may be writing its schema
 	}
 	return out
 }
@@ -352,8 +356,8 @@ func (r *Registry) Lookup(apiVersion, kind string) (*CRD, bool) {
 
 // StorageVersion is the version the server stores objects in ("" if none is marked).
 func (c *CRD) StorageVersion() string {
-	for _, v := range c.Object.Spec.Versions {
-		if v.Storage {
+	for i := range c.Object.Spec.Versions {
+		if v := &c.Object.Spec.Versions[i]; v.Storage { // not a copy, as in Versions
 			return v.Name
 		}
 	}

@@ -83,6 +83,9 @@ func newValidator(crd *schema.CRD, version string) (*Validator, error) {
 	if !ok {
 		return nil, fmt.Errorf("CustomResourceDefinition %s has no version %q", crd.Name(), version)
 	}
+	if crd.SchemaReleased(version) {
+		return nil, fmt.Errorf("the schema of version %q of CustomResourceDefinition %s was released before its validator was built", version, crd.Name())
+	}
 	structural, err := crd.ServedSchema(version)
 	if err != nil {
 		return nil, err
