@@ -44,6 +44,9 @@ type Options struct {
 	CAFile string
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool
+	// PlainHTTP lets an OCI registry that is not on loopback be reached
+	// without TLS (one on loopback always may be).
+	PlainHTTP bool
 	// Timeout bounds each fetch (DefaultTimeout when 0).
 	Timeout time.Duration
 	// MaxBytes bounds the size of each file fetched.
@@ -211,8 +214,10 @@ func kindOf(arg string) (kind, error) {
 	switch strings.ToLower(u.Scheme) {
 	case "https":
 		return httpsKind{}, nil
+	case "oci":
+		return ociKind{}, nil
 	}
-	return nil, fmt.Errorf("%s:// is not fetched: use https://", u.Scheme)
+	return nil, fmt.Errorf("%s:// is not fetched: use https:// or oci://", u.Scheme)
 }
 
 // Redact is a source argument without the user information of its URL

@@ -1,9 +1,14 @@
 package source
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 func TestRedact(t *testing.T) {
@@ -69,4 +74,54 @@ func make64(c byte) []byte {
 		b[i] = c
 	}
 	return b
+}
+
+// Plain http reaches a registry on loopback only, unless allowed.
+func TestPlainHTTPGuard(t *testing.T) {
+	next := roundTripFunc(func(*http.Request) (*http.Response, error) { return &http.Response{StatusCode: 200}, nil })
+	for _, c := range []struct {
+		url   string
+		allow bool
+		ok    bool
+	}{
+		{"http://127.0.0.1:5000/v2/", false, true}, {"http://localhost:5000/v2/", false, true},
+		{"http://[::1]:5000/v2/", false, true}, {"https://registry.example/v2/", false, true},
+		{"http://192.168.1.10:5000/v2/", false, false}, {"http://registry.example/v2/", false, false},
+		{"http://registry.example/v2/", true, true},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, c.url, nil)
+		_, err := plainHTTPGuard{next: next, allow: c.allow}.RoundTrip(req)
+		if (err == nil) != c.ok {
+			t.Errorf("%s (allow %v): %v", c.url, c.allow, err)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// What is not an artifact of files is refused, saying what it is.
+func TestArtifactManifest(t *testing.T) {
+	layer := `{"mediaType":"%s","digest":"sha256:` + string(make64('a')) + `","size":3}`
+	manifest := func(config, layerType string) []byte {
+		return []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":` +
+			fmt.Sprintf(layer, config) + `,"layers":[` + fmt.Sprintf(layer, layerType) + `]}`)
+	}
+	for _, c := range []struct {
+		mt   types.MediaType
+		data []byte
+		want string
+	}{
+		{types.OCIManifestSchema1, manifest("application/vnd.oci.empty.v1+json", "text/yaml"), ""},
+		{types.OCIManifestSchema1, manifest("application/vnd.oci.empty.v1+json", "application/vnd.oci.image.layer.v1.tar"), ""},
+		{types.OCIImageIndex, []byte(`{}`), "an image index"},
+		{types.OCIManifestSchema1, manifest("application/vnd.cncf.helm.config.v1+json", "text/yaml"), "a Helm chart"},
+		{types.OCIManifestSchema1, manifest("application/vnd.oci.empty.v1+json", "application/vnd.oci.image.layer.v1.tar+gzip"), "is an archive"},
+	} {
+		_, err := artifactManifest(c.mt, c.data)
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want %q", c.mt, c.data, err, c.want)
+		}
+	}
 }

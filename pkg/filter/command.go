@@ -32,7 +32,7 @@ fail the run.
 The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
 
   crdPaths: [crds/]       CRD files or directories, besides the CRDs among the items; or https://
-                          URLs, fetched into the cache (docs/sources.md)
+                          URLs and oci:// artifacts, fetched into the cache (docs/sources.md)
   prune: true             remove what the server would drop (default true)
   defaults: false         also write the schemas' defaults
   previous: [applied/]    the objects as rendered or applied before: each item with a previous

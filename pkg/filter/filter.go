@@ -108,7 +108,7 @@ type CRDCheck struct {
 	// enforces (kubectl crd lower-mutability).
 	LowerMutability bool `json:"lowerMutability,omitempty"`
 	// Lock is a lock file (kubectl-crd.lock, written by kubectl crd
-	// --update-lock) that pins the remote sources (https://) of crdPaths
+	// --update-lock) that pins the remote sources (https://, oci://) of crdPaths
 	// and previous by digest: a source that changed fails the run.
 	// Relative to the working directory, inside it as crdPaths.
 	Lock string `json:"lock,omitempty"`

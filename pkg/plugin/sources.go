@@ -17,6 +17,7 @@ type sourceFlags struct {
 	UpdateLock bool
 	CAFile     string
 	Insecure   bool
+	PlainHTTP  bool
 }
 
 // AddFlags registers the flags of remote sources.
@@ -25,6 +26,7 @@ func (s *sourceFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&s.UpdateLock, "update-lock", false, "fetch the remote sources anew and write their digests to the --lock file")
 	cmd.Flags().StringVar(&s.CAFile, "source-certificate-authority", "", "a PEM file of certificates trusted for https sources, beside the system's")
 	cmd.Flags().BoolVar(&s.Insecure, "source-insecure-skip-tls-verify", false, "do not verify the certificates of https sources (insecure)")
+	cmd.Flags().BoolVar(&s.PlainHTTP, "source-plain-http", false, "reach oci:// registries without TLS (one on loopback always is)")
 	completeFiles(cmd, "lock")
 	completeFiles(cmd, "source-certificate-authority")
 }
@@ -44,7 +46,7 @@ func (s *sourceFlags) Validate(offline bool) error {
 // cache, by the lock), and writes the lock with --update-lock.
 func (s *sourceFlags) fetch(ctx context.Context, offline bool, names ...[]string) (*source.Set, error) {
 	set, err := source.Fetch(ctx, source.Options{Dir: source.DefaultDir(), Update: s.UpdateLock, Offline: offline,
-		CAFile: s.CAFile, Insecure: s.Insecure, MaxBytes: document.MaxDocumentBytes}, s.Lock, names...)
+		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, MaxBytes: document.MaxDocumentBytes}, s.Lock, names...)
 	if err != nil {
 		return nil, sourceError(err)
 	}
