@@ -138,7 +138,7 @@ func (o *TestOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runner := crdtest.NewRunner(crdtest.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Lower: o.Lower})
+	runner := crdtest.NewRunner(crdtest.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Costs: strategy.Validators{}, Lower: o.Lower})
 	var results []*crdtest.SuiteResult
 	for _, f := range files {
 		suites, err := crdtest.ReadFile(f)
@@ -202,8 +202,13 @@ func (o *TestOptions) printTests(r *crdtest.Report) error {
 	fmt.Fprintf(&b, "%d passed, %d failed, %d without expectation", r.Passed, r.Failed, r.Unexpected)
 	if o.Coverage != "" || len(r.Uncovered) > 0 && o.Coverage != "" {
 		fmt.Fprintf(&b, "; %d of %d rules exercised\n", len(r.Rules)-len(r.Uncovered), len(r.Rules))
-		for _, u := range r.Uncovered {
-			fmt.Fprintf(&b, "not exercised: %s\n", describeRule(u))
+		for _, rule := range r.Rules {
+			switch {
+			case !rule.Exercised:
+				fmt.Fprintf(&b, "not exercised: %s\n", describeRule(rule))
+			case rule.Cost > 0:
+				fmt.Fprintf(&b, "exercised: %s\n", describeRule(rule))
+			}
 		}
 	} else {
 		b.WriteString("\n")

@@ -28,7 +28,7 @@ type crdRules struct {
 	schemas map[string]map[string]interface{} // openAPIV3Schema by version
 }
 
-func (x *ruleIndex) add(d *document.Document) {
+func (x *ruleIndex) add(d *document.Document, costs Costs) {
 	if x.crds == nil {
 		x.crds = map[runtimeschema.GroupKind]crdRules{}
 	}
@@ -45,7 +45,7 @@ func (x *ruleIndex) add(d *document.Document) {
 		cr.schemas[name], _ = sch["openAPIV3Schema"].(map[string]interface{})
 	}
 	x.crds[runtimeschema.GroupKind{Group: group, Kind: kind}] = cr
-	x.rules = append(x.rules, rulesOf(d)...)
+	x.rules = append(x.rules, withCosts(rulesOf(d), d, costs)...)
 }
 
 func (x *ruleIndex) addLowered(res *lower.Result) {

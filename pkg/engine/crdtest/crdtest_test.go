@@ -22,7 +22,7 @@ func runFile(t *testing.T, name string, lower bool) []*SuiteResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRunner(Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Lower: lower})
+	r := NewRunner(Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Costs: strategy.Validators{}, Lower: lower})
 	var out []*SuiteResult
 	for _, s := range suites {
 		res, err := r.Run(context.Background(), s)

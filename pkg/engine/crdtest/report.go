@@ -29,9 +29,7 @@ type CaseReport struct {
 // CoveredRule is a rule and whether some case exercised it.
 type CoveredRule struct {
 	Rule
-	// CostLimit is the server's limit on a rule's estimated cost.
-	CostLimit uint64 `json:"costLimit,omitempty"`
-	Exercised bool   `json:"exercised"`
+	Exercised bool `json:"exercised"`
 }
 
 // Summarize is the report of the results of suites, in order. A rule of

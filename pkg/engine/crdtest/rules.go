@@ -25,11 +25,32 @@ type Rule struct {
 	// Source is where the rule is written.
 	Source document.Source `json:"source"`
 	// Cost is the server's estimate of the rule's worst-case cost, times
-	// how often it may run (CostLimit: the server's limit per rule); 0 for
-	// a marker, or when unknown.
-	Cost uint64 `json:"cost,omitempty"`
+	// how often it may run; CostLimit the server's limit on it (a CRD with
+	// a rule over it is refused). 0 for a marker, or when unknown.
+	Cost      uint64 `json:"cost,omitempty"`
+	CostLimit uint64 `json:"costLimit,omitempty"`
 
 	marker bool
+	// path is the rule's in the CRD document.
+	path fieldpath.Path
+}
+
+// withCosts sets the server's estimate of each rule's cost; a CRD whose
+// rules do not compile has none (the server's validation refuses it).
+func withCosts(rules []Rule, d *document.Document, costs Costs) []Rule {
+	if costs == nil {
+		return rules
+	}
+	byPath, limit, err := costs.RuleCosts(d.Object)
+	if err != nil {
+		return rules
+	}
+	for i := range rules {
+		if c, ok := byPath[rules[i].path.String()]; ok && !rules[i].marker {
+			rules[i].Cost, rules[i].CostLimit = c, limit
+		}
+	}
+	return rules
 }
 
 // IsMarker says whether the rule is a mutability marker.
@@ -75,7 +96,8 @@ func (w *ruleWalk) walk(s map[string]interface{}, p fieldpath.Path, field string
 		r.Message, _ = v["message"].(string)
 		r.MessageExpression, _ = v["messageExpression"].(string)
 		r.FieldPath, _ = v["fieldPath"].(string)
-		r.Source = w.source(p.Child(fieldpath.Key(lower.ValidationsExtension)).Child(fieldpath.Index(i)))
+		r.path = p.Child(fieldpath.Key(lower.ValidationsExtension)).Child(fieldpath.Index(i))
+		r.Source = w.source(r.path)
 		w.out = append(w.out, r)
 	}
 	for _, k := range markerKeys {

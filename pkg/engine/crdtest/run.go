@@ -20,10 +20,21 @@ type Options struct {
 	// internal/builtin's, chosen by the front end).
 	Server   catalog.Server
 	Builtins catalog.Builtins
+	// Costs estimates each rule's cost as the server does (strategy's
+	// Validators); nil: no costs.
+	Costs Costs
 	// Lower runs the cases against the CRDs with their mutability markers
 	// lowered to the transition rules the server enforces (lower.CRD),
 	// rather than emulated.
 	Lower bool
+}
+
+// Costs is the server's estimate of the cost of a CRD's rules.
+type Costs interface {
+	// RuleCosts maps each x-kubernetes-validations entry of crd, by its
+	// path in the CRD document, to its estimated cost; limit is the
+	// server's limit on one rule's.
+	RuleCosts(crd map[string]interface{}) (costs map[string]uint64, limit uint64, err error)
 }
 
 // Observed is what the server does with a case's object.
@@ -125,7 +136,7 @@ func (r *Runner) prepare(docs []*document.Document) (*prepared, error) {
 		if ref.Kind != "CustomResourceDefinition" {
 			return nil, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("%s: expected a CustomResourceDefinition among the suite's crds", ref)}
 		}
-		p.rules.add(d)
+		p.rules.add(d, r.opts.Costs)
 		if r.opts.Lower {
 			lowered, err := r.lower(d)
 			if err != nil {
