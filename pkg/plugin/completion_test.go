@@ -40,6 +40,7 @@ func TestCompleteOutput(t *testing.T) {
 		{[]string{"explain-structural", "-f", exampleCRD}, []string{"text", "yaml", "json", "sarif", "junit", "github"}},
 		{[]string{"prune", "--offline", "--crd-file", exampleCRD, "-f", exampleJob}, []string{"yaml", "json", "sarif", "junit", "github"}},
 		{[]string{"check-update", "--offline", "--crd-file", exampleCRD, "--old", exampleJob, "-f", exampleJob}, []string{"text", "json", "sarif", "junit", "github"}},
+		{[]string{"test", exampleSuite}, []string{"json", "sarif", "junit", "github"}},
 	} {
 		cmd := tc.args[0]
 		for _, flag := range []string{"-o", "--output"} {

@@ -17,7 +17,10 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdtest"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
+	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
 
 // TestOptions are the options of "kubectl crd test".
@@ -45,6 +48,10 @@ Test files: docs/test.md.
 an expectation already written is never changed. --coverage lists the CEL rules and mutability
 markers of the CRDs that no case's object was refused by, with the server's estimate of each
 rule's cost; --coverage=error fails the run on them.
+
+-o json is the run for programs; -o junit, sarif and github the reports CI systems show
+(docs/reports.md): a testcase per case, a failure or an error result at the line of each case
+that fails.
 
 Exit codes:
   0  every case passes
@@ -81,8 +88,8 @@ func NewCmdTest(streams genericiooptions.IOStreams) *cobra.Command {
 	f.BoolVar(&o.Record, "record", false, "write the observed outcome into the cases without an expectation")
 	f.StringVar(&o.Coverage, "coverage", "", "list the rules no case was refused by: list, or error to fail on them")
 	f.Lookup("coverage").NoOptDefVal = "list"
-	f.StringVarP(&o.Output, "output", "o", "", "output format: json")
-	completeOutput(cmd, "json")
+	f.StringVarP(&o.Output, "output", "o", "", "output format: json, or a report for CI: "+strings.Join(report.Formats, ", "))
+	completeOutput(cmd, append([]string{"json"}, report.Formats...)...)
 	return cmd
 }
 
@@ -93,10 +100,8 @@ func (o *TestOptions) Validate() error {
 	default:
 		return usageErrorf("--coverage must be list or error, not %q", o.Coverage)
 	}
-	switch o.Output {
-	case "", "json":
-	default:
-		return usageErrorf("-o must be json, not %q", o.Output)
+	if o.Output != "" && o.Output != "json" && !report.IsFormat(o.Output) {
+		return usageErrorf("-o must be json, %s, not %q", strings.Join(report.Formats, ", "), o.Output)
 	}
 	return nil
 }
@@ -160,16 +165,19 @@ func (o *TestOptions) Run(ctx context.Context) error {
 		}
 		results = append(results, fileResults...)
 	}
-	report := crdtest.Summarize(results)
-	if o.Output == "json" {
-		err = writeTestJSON(o.Out, report)
-	} else {
-		err = o.printTests(report)
+	summary := crdtest.Summarize(results)
+	switch {
+	case o.Output == "json":
+		err = writeTestJSON(o.Out, summary)
+	case report.IsFormat(o.Output):
+		err = o.writeTestReport(summary)
+	default:
+		err = o.printTests(summary)
 	}
 	if err != nil {
 		return err
 	}
-	if report.Failed > 0 || (o.Coverage == "error" && len(report.Uncovered) > 0) {
+	if summary.Failed > 0 || (o.Coverage == "error" && len(summary.Uncovered) > 0) {
 		return errFindings
 	}
 	return nil
@@ -180,6 +188,76 @@ func writeTestJSON(w io.Writer, r *crdtest.Report) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
+}
+
+// writeTestReport writes the run as a CI report: a testcase per case, at
+// its file and line, failing with what differs when it fails, skipped
+// when it has no expectation; with --coverage the rules no case exercised
+// as notes on the inputs, errors with --coverage=error.
+func (o *TestOptions) writeTestReport(r *crdtest.Report) error {
+	out, err := newReportOutput(o.Output, "test")
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	for _, c := range r.Cases {
+		if err := out.Add(caseObject(c)); err != nil {
+			return err
+		}
+	}
+	if o.Coverage != "" {
+		for _, rule := range r.Uncovered {
+			if err := out.Add(uncoveredObject(rule, o.Coverage == "error")); err != nil {
+				return err
+			}
+		}
+	}
+	return out.Finish(o.Out)
+}
+
+// caseObject is a case as a report's object: named by the case, its Ref
+// the case's object.
+func caseObject(c crdtest.CaseReport) report.Object {
+	obj := report.Object{Name: c.Name, Location: report.Location{File: c.Source.File, Line: c.Source.Line}}
+	if c.Case != nil && c.Case.Object != nil {
+		obj.Ref, _, _ = prune.Identify(c.Case.Object) // what it has of apiVersion, kind and name
+	}
+	var result crdtest.Result
+	if c.Observed != nil {
+		result = c.Observed.Result
+	}
+	switch {
+	case !c.Pass:
+		obj.Findings = []report.Item{{Fails: true, Finding: finding.Finding{
+			Check: report.TestCaseRule, Reason: "failed", Severity: finding.Error, Message: strings.Join(c.Mismatches, "\n"),
+		}}}
+	case c.Unexpected:
+		obj.Status = report.Skipped
+		obj.Findings = []report.Item{{Finding: finding.Finding{
+			Check: report.TestCaseRule, Reason: "unexpected", Severity: finding.Info,
+			Message: fmt.Sprintf("no expectation: observed %s (--record writes it)", result),
+		}}}
+	}
+	return obj
+}
+
+// uncoveredObject is a rule no case exercised: a note on the inputs at
+// the rule's line, an error with --coverage=error.
+func uncoveredObject(r crdtest.CoveredRule, fails bool) report.Object {
+	f := finding.Finding{Check: report.TestCaseRule, Reason: "uncovered", Severity: finding.Warning,
+		Message: "no case's object is refused by " + r.Rule.Rule}
+	if r.Field != "" {
+		f.Message += " at " + r.Field
+	}
+	if fails {
+		f.Severity = finding.Error
+	}
+	return report.Object{
+		Name:     r.CRD + "/" + r.Version,
+		Location: report.Location{File: r.Source.File, Line: r.Source.Line},
+		Status:   report.InputNote,
+		Findings: []report.Item{{Finding: f, Fails: fails}},
+	}
 }
 
 // printTests prints a line per case, what differs under a failing one,

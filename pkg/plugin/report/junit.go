@@ -9,7 +9,8 @@ import (
 )
 
 // JUnit XML, as test report tabs read it (GitLab, Jenkins, Azure DevOps):
-// one testsuite of the command, one testcase per object or CRD checked, a
+// one testsuite of the command, one testcase per object or CRD checked (or
+// per test case, kubectl crd test), a
 // failure per finding that fails the run; the other findings are the
 // testcase's system-out, the notes on the inputs the suite's system-err.
 
@@ -54,7 +55,12 @@ func (j *junitWriter) Add(obj Object) error {
 	b.WriteString(">\n")
 	failures := 0
 	var out strings.Builder
+	var skip []string
 	for _, it := range obj.Findings {
+		if !it.Fails && obj.Status == Skipped {
+			skip = append(skip, it.Message)
+			continue
+		}
 		if !it.Fails {
 			out.WriteString(textLine(obj, it) + "\n")
 			continue
@@ -68,6 +74,10 @@ func (j *junitWriter) Add(obj Object) error {
 	}
 	if obj.Status == NotChecked && failures == 0 {
 		fmt.Fprintf(&b, `      <skipped message="%s"/>`+"\n", attr("not checked: no CustomResourceDefinition for "+obj.Ref.APIVersion+", kind "+obj.Ref.Kind))
+		j.skipped++
+	}
+	if obj.Status == Skipped && failures == 0 {
+		fmt.Fprintf(&b, `      <skipped message="%s"/>`+"\n", attr(strings.Join(skip, "\n")))
 		j.skipped++
 	}
 	if out.Len() > 0 {

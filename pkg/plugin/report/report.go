@@ -47,7 +47,7 @@ type Tool struct {
 	// InformationURI is the project's home; the rules' help links are into
 	// its docs/ at the release's tag (main for a development build).
 	InformationURI string
-	Command        string // prune, check-update, explain-structural
+	Command        string // prune, check-update, explain-structural, test
 }
 
 // docsRef is the revision of the docs the help links point to.
@@ -71,6 +71,10 @@ const (
 	// checks (the reader's warnings, a CRD of --crd-file): results and
 	// annotations, but no JUnit testcase (its suite's system-err).
 	InputNote
+	// Skipped: a test case run for the record only (kubectl crd test, a
+	// case without an expectation): a JUnit testcase skipped, whose
+	// message is its findings' (notes, not its system-out).
+	Skipped
 )
 
 // Location is where an object or a finding is: the file as given on the
@@ -84,6 +88,9 @@ type Location struct {
 // Object is one object or CRD of the run, and what was found in it.
 type Object struct {
 	Ref prune.ObjectRef
+	// Name is what the report calls it when that is not the object's
+	// Ref: a test case's name (kubectl crd test).
+	Name string
 	Location
 	Status   Status
 	Findings []Item
@@ -130,8 +137,14 @@ func where(obj Object, it Item) Location {
 	return loc
 }
 
-// name is the object as the text output names it.
-func name(obj Object) string { return obj.Ref.String() }
+// name is the object as the text output names it: its Name, else its
+// kind, namespace and name.
+func name(obj Object) string {
+	if obj.Name != "" {
+		return obj.Name
+	}
+	return obj.Ref.String()
+}
 
 // URI is a file name as given, as a URI reference: a relative path stays
 // relative, with / and its special characters escaped; an absolute one is

@@ -10,6 +10,12 @@ import (
 // and on what a check left undone, which never fail a run.
 const NoteRule = "Note"
 
+// TestCaseRule is the rule of kubectl crd test's results: a case whose
+// outcome is not the one expected, a case without an expectation, a rule
+// no case exercises. It is no check of finding.Checks: --fail-on does not
+// name it, a test run fails on its cases.
+const TestCaseRule = "TestCase"
+
 // Rule is what a report says of a check: SARIF's reportingDescriptor.
 type Rule struct {
 	ID    string
@@ -26,7 +32,8 @@ func (r Rule) HelpURI(tool Tool) string {
 	return strings.TrimSuffix(tool.InformationURI, "/") + "/blob/" + tool.docsRef() + "/docs/reports.md#" + r.Anchor()
 }
 
-// Rules are every check's rule, in the order of finding.Checks, then Note.
+// Rules are every check's rule, in the order of finding.Checks, then Note
+// and TestCase.
 var Rules = []Rule{
 	{string(finding.Prune), "The API server would drop or change a field of the object when it stores it",
 		"Pruning of fields the schema does not specify, unknown metadata fields, nulls of non-nullable fields, status under the status subresource, " +
@@ -57,6 +64,11 @@ var Rules = []Rule{
 	{NoteRule, "A note on the inputs, or on what a check left undone",
 		"A CRD defined twice, a storage version reached through a conversion webhook (not computed), a List written again without its comments, " +
 			"a duplicate key or a line kubectl's reader drops, an object of a version the previous CRD lacks. Never fails a run."},
+	{TestCaseRule, "A case of a test suite whose outcome is not the one expected",
+		"kubectl crd test: the API server's code allows or refuses the case's object otherwise than the case expects, with other errors, " +
+			"or prunes or defaults other fields; the message says what differs, expected against observed. A note for a case without " +
+			"an expectation (--record writes what it observed), and with --coverage a rule or marker no case's object was refused by " +
+			"(an error with --coverage=error)."},
 }
 
 // ruleIndex is the index of id in Rules (-1: none).

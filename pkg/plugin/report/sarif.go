@@ -143,7 +143,11 @@ func (s *sarifWriter) result(obj Object, it Item) sarifResult {
 		Properties: sarifProperties{Object: obj.Ref, Reason: it.Reason, Path: it.Path, Version: it.Version,
 			Severity: string(it.Severity), Fails: it.Fails},
 	}
-	loc := sarifLocation{LogicalLocations: []sarifLogical{{Name: obj.Ref.Name, FullyQualifiedName: name(obj), Kind: "object"}}}
+	logical := sarifLogical{Name: obj.Ref.Name, FullyQualifiedName: name(obj), Kind: "object"}
+	if obj.Name != "" {
+		logical.Name, logical.Kind = obj.Name, "testCase"
+	}
+	loc := sarifLocation{LogicalLocations: []sarifLogical{logical}}
 	if at := where(obj, it); at.File != "" {
 		loc.PhysicalLocation = &sarifPhysical{
 			ArtifactLocation: sarifArtifact{URI: URI(at.File)},
@@ -192,6 +196,8 @@ func (s *sarifWriter) driver() sarifDriver {
 		switch {
 		case r.ID == NoteRule:
 			level = "note"
+		case r.ID == TestCaseRule:
+			level = "error" // a failing case fails the run
 		case slices.Contains(finding.DefaultFailOn, finding.Check(r.ID)):
 			level = "error"
 		}
