@@ -202,7 +202,8 @@ func (l *Loader) add(p *PreparedCRD) bool {
 // sources whose kinds the objects use, prepared on every core, then those
 // of the inputs, each in the order read (a later one of a kind replaces an
 // earlier one). The error is the first CRD, in that order, that the server
-// would refuse (an *document.InputError); no CRD is added after it.
+// would refuse, or a schema source's CRD that can no longer be read (an
+// *document.InputError); no CRD is added after it.
 func (l *Loader) Added() error {
 	if l.added {
 		return l.err
@@ -287,19 +288,17 @@ func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
 			return verdict{refusal: refusal, err: err}
 		}
 		d, err := e.Document()
-		if err != nil { // the cache went away and the file with it: named by where it was
-			d = &document.Document{Source: e.Source}
-		}
-		return verdict{refusal: refusal, d: d}
+		return verdict{refusal: refusal, err: err, d: d}
 	}
-	for x, v := range ordered.Seq(ordered.Workers(), unused, check) {
-		if v.err != nil { // not the server's verdict: the CRD could not be read again
-			l.addUnused(x.entry().Source, &document.Document{Source: x.entry().Source}, v.err.Error())
-			continue
+	for x, got := range ordered.Seq(ordered.Workers(), unused, check) {
+		if got.err != nil { // the CRD could not be read again (the cache and the file gone): no verdict
+			src := x.entry().Source
+			l.err = &document.InputError{Source: src, Msg: got.err.Error(), Err: got.err}
+			return
 		}
-		x.f.SetRefusal(x.i, v.refusal)
-		if v.refusal != "" {
-			l.addUnused(x.entry().Source, v.d, v.refusal)
+		x.f.SetRefusal(x.i, got.refusal)
+		if got.refusal != "" {
+			l.addUnused(x.entry().Source, got.d, got.refusal)
 		}
 	}
 }

@@ -40,8 +40,8 @@ type Entry struct {
 	file   *file
 	index  int
 	// refusal is why the server would refuse the CRD ("" when it accepts
-	// it), known once checked: decided when a file is indexed, and kept
-	// with the index.
+	// it), known once checked: as the cache kept it, or as a run decided
+	// it (File.SetRefusal), to be kept with the index (File.Keep).
 	refusal string
 	checked bool
 }
