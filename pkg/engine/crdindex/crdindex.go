@@ -102,11 +102,7 @@ func (e Entry) Refusal(v schema.CRDValidator) (string, error) {
 // refusalOf is the server's refusal of a CRD object, as on a create: its
 // decoding, then its CRD validation by v (with its CEL cost estimates).
 func refusalOf(obj map[string]interface{}, v schema.CRDValidator) string {
-	crd, _, err := schema.DecodeObject(obj, v)
-	if err == nil && crd != nil {
-		err = crd.InvalidErr()
-	}
-	if err != nil {
+	if err := schema.Refusal(obj, v); err != nil {
 		return err.Error()
 	}
 	return ""

@@ -55,20 +55,31 @@ func DecodeCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
 // registry validates (the v1 one converted back gives the same), and its
 // schemas are those the custom resource handler converts: both take it
 // from here instead of converting the CRD again.
+// decodeInternal decodes a CRD to the internal version, defaulted as its
+// own version, as the server's decoder does.
+func decodeInternal(data []byte) (*apiextensionsinternal.CustomResourceDefinition, error) {
+	_, codecs := apiextensions()
+	decoder := codecs.UniversalDecoder(apiextensionsinternal.SchemeGroupVersion)
+	obj, gvk, err := decoder.Decode(data, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	internal, ok := obj.(*apiextensionsinternal.CustomResourceDefinition)
+	if !ok {
+		return nil, fmt.Errorf("expected a CustomResourceDefinition, got %v", gvk)
+	}
+	return internal, nil
+}
+
 func decodeCRD(data []byte) (*apiextensionsv1.CustomResourceDefinition, *apiextensionsinternal.CustomResourceDefinition, error) {
 	// Decode to the internal version (defaulted as its own version), then
 	// convert and default as v1: the path a stored v1beta1 CRD takes when
 	// it is served as v1.
-	scheme, codecs := apiextensions()
-	decoder := codecs.UniversalDecoder(apiextensionsinternal.SchemeGroupVersion)
-	obj, gvk, err := decoder.Decode(data, nil, nil)
+	internal, err := decodeInternal(data)
 	if err != nil {
 		return nil, nil, err
 	}
-	internal, ok := obj.(*apiextensionsinternal.CustomResourceDefinition)
-	if !ok {
-		return nil, nil, fmt.Errorf("expected a CustomResourceDefinition, got %v", gvk)
-	}
+	scheme, _ := apiextensions()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := scheme.Convert(internal, crd, nil); err != nil {
 		return nil, nil, err
@@ -414,26 +425,16 @@ func FromObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool, 
 // refuses: Invalid tells that, for a report of it. A nil v validates
 // nothing, as for a CRD of a cluster.
 func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool, err error) {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	if !IsCRD(apiVersion, kind) {
-		return nil, false, nil
-	}
-	switch apiVersion {
-	case "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1":
-	default:
-		return nil, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
-	}
-	js, err := json.Marshal(obj)
-	if err != nil {
-		return nil, true, err
+	js, legacy, ok, err := crdJSON(obj)
+	if err != nil || !ok {
+		return nil, ok, err
 	}
 	decoded, internal, err := decodeCRD(js)
 	if err != nil {
 		return nil, true, fmt.Errorf("invalid CustomResourceDefinition: %v", err)
 	}
 	c := newDecodedCRD(decoded, internal)
-	c.legacy = apiVersion != "apiextensions.k8s.io/v1"
+	c.legacy = legacy
 	switch {
 	case v == nil:
 	case !c.legacy:
@@ -446,6 +447,65 @@ func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool
 		c.validate = func() (field.ErrorList, []string) { return v.ValidateCRDLegacy(c.Object) }
 	}
 	return c, true, nil
+}
+
+// crdJSON is obj as JSON when it is a CustomResourceDefinition (ok false
+// otherwise), of an apiVersion the decoder takes (an error otherwise);
+// legacy when it is apiextensions.k8s.io/v1beta1.
+func crdJSON(obj map[string]interface{}) (js []byte, legacy, ok bool, err error) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if !IsCRD(apiVersion, kind) {
+		return nil, false, false, nil
+	}
+	switch apiVersion {
+	case "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1":
+	default:
+		return nil, false, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
+	}
+	js, err = json.Marshal(obj)
+	if err != nil {
+		return nil, false, true, err
+	}
+	return js, apiVersion != "apiextensions.k8s.io/v1", true, nil
+}
+
+// Refusal is the error of FromObject on obj, a CustomResourceDefinition,
+// and nothing else of it: the server's decoding and its validation by v,
+// without the structural schemas a check of objects needs (and, for a CRD
+// in apiextensions.k8s.io/v1, without the v1 CRD served). Nil when the
+// server accepts it, or obj is no CRD; nil v validates nothing.
+func Refusal(obj map[string]interface{}, v CRDValidator) error {
+	js, legacy, ok, err := crdJSON(obj)
+	if err != nil || !ok {
+		return err
+	}
+	var c *CRD
+	var name string
+	if legacy {
+		// Validated as the v1 CRD it is served as (DecodeObject).
+		decoded, _, err := decodeCRD(js)
+		if err != nil {
+			return fmt.Errorf("invalid CustomResourceDefinition: %v", err)
+		}
+		name = decoded.Name
+		c = &CRD{validate: func() (field.ErrorList, []string) { return v.ValidateCRDLegacy(decoded) }}
+	} else {
+		internal, err := decodeInternal(js)
+		if err != nil {
+			return fmt.Errorf("invalid CustomResourceDefinition: %v", err)
+		}
+		name = internal.Name
+		c = &CRD{validate: func() (field.ErrorList, []string) { return v.ValidateDecodedCRDCreate(internal) }}
+	}
+	if v == nil {
+		return nil
+	}
+	c.validateOnce()
+	if len(c.invalid) > 0 {
+		return &InvalidError{Name: name, Errs: c.invalid}
+	}
+	return nil
 }
 
 // Legacy reports whether the CRD was read in apiextensions.k8s.io/v1beta1,
