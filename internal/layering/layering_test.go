@@ -298,3 +298,22 @@ func TestConceptTable(t *testing.T) {
 		t.Errorf("%s: the table of \"Where each concept lives\" does not name %s: add a row for it (concept | `%s` | the names to know)", architecture, rel, rel)
 	}
 }
+
+// The Helm SDK renders charts in the companion crd-helm, never in
+// kubectl-crd: its packages' start-up work (a JSON Schema compiler's
+// tables, among others) would cost every run of kubectl crd, --help too
+// (docs/performance.md). internal/source runs the companion instead.
+func TestNoHelmInPlugin(t *testing.T) {
+	statSources(t, "../../cmd")
+	statSources(t, "../../pkg")
+	statSources(t, "../../internal")
+	g := load(t, "../../cmd/kubectl-crd")
+	for _, pkg := range g.roots {
+		if c := g.chain(pkg, []string{"helm.sh"}, nil); c != nil {
+			t.Errorf("kubectl-crd links the Helm SDK (only cmd/crd-helm may):\n\t%s", strings.Join(c, "\n\t-> "))
+		}
+	}
+	if c := load(t, "../../cmd/crd-helm"); c.chain(module+"cmd/crd-helm", []string{"helm.sh/helm/v4/pkg/engine"}, nil) == nil {
+		t.Errorf("cmd/crd-helm does not render with the Helm SDK's engine")
+	}
+}

@@ -22,7 +22,9 @@ const LockVersion = 1
 type Pin struct {
 	Source   string `json:"source"`
 	Resolved string `json:"resolved,omitempty"`
-	Digest   string `json:"digest"`
+	// Version is the version a chart repository's source resolved to.
+	Version string `json:"version,omitempty"`
+	Digest  string `json:"digest"`
 }
 
 // Lock is a lock file (kubectl-crd.lock): the pins of the remote sources,

@@ -46,6 +46,13 @@ func (ociKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []
 	if int64(len(desc.Manifest)) > f.client.maxBytes {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: errors.New("a manifest larger than the limit of a fetch")}
 	}
+	if hm, ok := helmManifest(desc.Manifest); ok {
+		pin, files, err := f.ociChart(ctx, ref, desc.Manifest, hm, opts, name)
+		if err != nil {
+			return Pin{}, nil, ociError(name, ref, auth, err)
+		}
+		return pin, files, nil
+	}
 	m, err := artifactManifest(desc.MediaType, desc.Manifest)
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
@@ -103,6 +110,9 @@ func (ociKind) cached(c *blobs, name, digest string) ([]File, bool) {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, false
+	}
+	if hm, ok := helmManifest(data); ok {
+		return ociChartCached(c, name, hm)
 	}
 	m, err := artifactManifest(types.OCIManifestSchema1, data)
 	if err != nil {

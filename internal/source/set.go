@@ -14,8 +14,9 @@ type Set struct {
 	local   map[string]string
 }
 
-// Fetch fetches the remote sources among the arguments (IsRemote; the
-// others are left alone), reading the lock of lockFile ("" for none) into
+// Fetch fetches the remote sources among the arguments (IsRemote, and
+// Helm charts on disk, IsChart; the others are left alone) and renders
+// the charts, reading the lock of lockFile ("" for none) into
 // opts.Lock, and writing it back when opts.Update changed it. The Set is
 // closed by its caller, once its files are read.
 func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string) (*Set, error) {
@@ -23,7 +24,7 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 	var remote []string
 	for _, as := range args {
 		for _, a := range as {
-			if IsRemote(a) {
+			if IsRemote(a) || IsChart(a) {
 				remote = append(remote, a)
 			}
 		}

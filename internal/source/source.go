@@ -23,6 +23,7 @@ import (
 // a source of several files, the file within it).
 type File struct {
 	Path, Name string
+	chart      bool // a Helm chart's directory or archive, to render
 }
 
 // Options configure a Fetcher.
@@ -51,6 +52,9 @@ type Options struct {
 	Timeout time.Duration
 	// MaxBytes bounds the size of each file fetched.
 	MaxBytes int64
+	// ChartSet (helm's --set) and ChartValues (values files) are the
+	// values every Helm chart is rendered with, beside its own.
+	ChartSet, ChartValues []string
 }
 
 // DefaultTimeout bounds a fetch: its connection, its request and its
@@ -107,6 +111,8 @@ type Fetcher struct {
 	mu      sync.Mutex
 	fetched map[string][]File
 	client  *client
+	// renderDir holds the files of the charts rendered, removed by Close.
+	renderDir string
 }
 
 // New is a Fetcher with opts.
@@ -125,8 +131,14 @@ func New(opts Options) (*Fetcher, error) {
 	return &Fetcher{opts: opts, cache: cache, fetched: map[string][]File{}, client: c}, nil
 }
 
-// Close removes what a run without a cache fetched.
-func (f *Fetcher) Close() error { return f.cache.close() }
+// Close removes what a run without a cache fetched, and the charts
+// rendered.
+func (f *Fetcher) Close() error {
+	if f.renderDir != "" {
+		os.RemoveAll(f.renderDir)
+	}
+	return f.cache.close()
+}
 
 // Files are the files of a remote source, fetched or from the cache, as
 // the lock and the options say.
@@ -137,7 +149,16 @@ func (f *Fetcher) Files(ctx context.Context, arg string) ([]File, error) {
 	if files, ok := f.fetched[name]; ok {
 		return files, nil
 	}
-	files, err := f.resolve(ctx, arg, name)
+	var files []File
+	var err error
+	if IsChart(arg) {
+		files = []File{{Path: arg, Name: arg, chart: true}}
+	} else {
+		files, err = f.resolve(ctx, arg, name)
+	}
+	if err == nil {
+		files, err = f.renderCharts(ctx, name, files)
+	}
 	if err != nil {
 		var se *Error
 		if !errors.As(err, &se) {
@@ -213,6 +234,12 @@ func kindOf(arg string) (kind, error) {
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "https":
+		switch {
+		case u.Fragment != "":
+			return helmRepoKind{}, nil
+		case isChartURL(u):
+			return helmArchiveKind{}, nil
+		}
 		return httpsKind{}, nil
 	case "oci":
 		return ociKind{}, nil

@@ -63,6 +63,10 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
                           fails the run; https trusts the system's certificates and SSL_CERT_FILE
   offline: false          with true, remote sources come only from the cache (by the lock, else
                           by the last fetch): a source not there fails the run
+  chartValues: {crds: {enabled: true}}
+  chartValuesFiles: values.yaml
+                          values every Helm chart of crdPaths and previous is rendered with,
+                          as helm's --values (the files first); charts are rendered by crd-helm
 
 Paths are relative to the working directory: kustomize runs exec functions in the
 kustomization's directory, kpt in the directory it is run from.

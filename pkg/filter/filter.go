@@ -115,6 +115,12 @@ type CRDCheck struct {
 	// Offline reads the remote sources only from the cache, by the lock
 	// (or the last fetch): a source not there fails the run.
 	Offline bool `json:"offline,omitempty"`
+	// ChartValues are values every Helm chart of crdPaths and previous is
+	// rendered with (as a values file given to helm), after the files of
+	// ChartValuesFiles: e.g. {crds: {enabled: true}}. The files are
+	// relative to the working directory, inside it as crdPaths.
+	ChartValues      map[string]any `json:"chartValues,omitempty"`
+	ChartValuesFiles Paths          `json:"chartValuesFiles,omitempty"`
 
 	// Results are the findings of the last Filter.
 	Results framework.Results `json:"-"`
@@ -551,8 +557,13 @@ func (c *CRDCheck) fetch(root string) error {
 			return fmt.Errorf("lock: %w", err)
 		}
 	}
+	values, done, err := c.chartValues(root)
+	if err != nil {
+		return err
+	}
+	defer done()
 	set, err := source.Fetch(context.Background(), source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
-		MaxBytes: document.MaxDocumentBytes}, c.Lock, c.CRDPaths, c.Previous)
+		MaxBytes: document.MaxDocumentBytes, ChartValues: values}, c.Lock, c.CRDPaths, c.Previous)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,9 @@ type sourceFlags struct {
 	CAFile     string
 	Insecure   bool
 	PlainHTTP  bool
+
+	// Chart are the values of Helm chart sources.
+	Chart chartValues
 }
 
 // AddFlags registers the flags of remote sources.
@@ -29,6 +32,7 @@ func (s *sourceFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&s.PlainHTTP, "source-plain-http", false, "reach oci:// registries without TLS (one on loopback always is)")
 	completeFiles(cmd, "lock")
 	completeFiles(cmd, "source-certificate-authority")
+	s.Chart.AddFlags(cmd)
 }
 
 // Validate checks the flags of remote sources with --offline.
@@ -46,7 +50,7 @@ func (s *sourceFlags) Validate(offline bool) error {
 // cache, by the lock), and writes the lock with --update-lock.
 func (s *sourceFlags) fetch(ctx context.Context, offline bool, names ...[]string) (*source.Set, error) {
 	set, err := source.Fetch(ctx, source.Options{Dir: source.DefaultDir(), Update: s.UpdateLock, Offline: offline,
-		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, MaxBytes: document.MaxDocumentBytes}, s.Lock, names...)
+		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values}, s.Lock, names...)
 	if err != nil {
 		return nil, sourceError(err)
 	}

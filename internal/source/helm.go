@@ -1,0 +1,314 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
+	"sigs.k8s.io/yaml"
+)
+
+// Helm charts are schema sources too (docs/sources.md): a chart directory
+// (with a Chart.yaml), a .tgz on disk or at an https URL, an oci:// chart,
+// or a chart of a repository (https://repo#chart@version). A remote
+// chart's archive is fetched, cached and pinned as any source; then
+// crd-helm, the companion binary that links the Helm SDK (kubectl-crd
+// does not: its start-up work would cost every run), renders it with
+// the values of Options.ChartSet and ChartValues, and the files that hold
+// CRDs are handed back, each named by the source and the file in the
+// chart: "oci://r.example/charts/app:1.0.0 (templates/crds.yaml)".
+
+// CompanionEnv names the companion's path, overriding where it is looked
+// for (beside the executable, then in PATH).
+const CompanionEnv = "KUBECTL_CRD_HELM"
+
+// Companion is the companion's name.
+const Companion = "crd-helm"
+
+// helmConfigMediaType is the config of an OCI Helm chart; its layer of
+// the chart's archive is helmChartMediaType.
+const (
+	helmConfigMediaType = "application/vnd.cncf.helm.config.v1+json"
+	helmChartMediaType  = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+)
+
+// IsChart says whether a source argument is a Helm chart on disk: a
+// directory with a Chart.yaml, or a .tgz file.
+func IsChart(arg string) bool {
+	if IsRemote(arg) {
+		return false
+	}
+	if strings.HasSuffix(arg, ".tgz") {
+		st, err := os.Stat(arg)
+		return err == nil && st.Mode().IsRegular()
+	}
+	st, err := os.Stat(filepath.Join(arg, "Chart.yaml"))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// isChartURL says whether an https source is a chart: an archive (.tgz),
+// or a repository's chart named by the fragment.
+func isChartURL(u *url.URL) bool {
+	return strings.HasSuffix(u.Path, ".tgz") || u.Fragment != ""
+}
+
+// helmArchiveKind is a chart's archive at an https URL: fetched as a file,
+// rendered as a chart.
+type helmArchiveKind struct{}
+
+func (helmArchiveKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []File, error) {
+	pin, files, err := httpsKind{}.fetch(ctx, f, arg, name)
+	return pin, asCharts(files), err
+}
+
+func (helmArchiveKind) cached(c *blobs, name, digest string) ([]File, bool) {
+	files, ok := httpsKind{}.cached(c, name, digest)
+	return asCharts(files), ok
+}
+
+func asCharts(files []File) []File {
+	for i := range files {
+		files[i].chart = true
+	}
+	return files
+}
+
+// helmRepoKind is a chart of a chart repository: https://repo#chart@version
+// (the newest version that is not a pre-release without @version). The
+// repository's index.yaml names the archive and its digest; the lock pins
+// the version it resolved to and the archive's digest.
+type helmRepoKind struct{}
+
+// repoIndex is what we read of a repository's index.yaml.
+type repoIndex struct {
+	Entries map[string][]struct {
+		Version string   `json:"version"`
+		URLs    []string `json:"urls"`
+		Digest  string   `json:"digest"`
+	} `json:"entries"`
+}
+
+// repoChart parses https://repo#chart@version.
+func repoChart(arg string) (repo *url.URL, chart, version string, err error) {
+	u, err := url.Parse(arg)
+	if err != nil {
+		return nil, "", "", err
+	}
+	chart, version, _ = strings.Cut(u.Fragment, "@")
+	if chart == "" {
+		return nil, "", "", errors.New("a chart repository's source names the chart: https://repo#chart@version")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, chart, version, nil
+}
+
+func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []File, error) {
+	repo, chart, version, err := repoChart(arg)
+	if err != nil {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
+	}
+	if version == "" && f.opts.Lock != nil && !f.opts.Update {
+		if p := f.opts.Lock.Find(name); p != nil {
+			version = p.Version
+		}
+	}
+	base := *repo
+	base.Path = strings.TrimSuffix(base.Path, "/") + "/"
+	indexURL := base.JoinPath("index.yaml")
+	data, _, err := f.client.get(ctx, indexURL.String(), name)
+	if err != nil {
+		return Pin{}, nil, err
+	}
+	var idx repoIndex
+	if err := yaml.Unmarshal(data, &idx); err != nil {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the repository's index.yaml: %w", err)}
+	}
+	entries := idx.Entries[chart]
+	if len(entries) == 0 {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("no chart %s in the repository's index.yaml", chart)}
+	}
+	best := -1
+	for i, e := range entries {
+		switch {
+		case version != "":
+			if e.Version == version || strings.TrimPrefix(e.Version, "v") == strings.TrimPrefix(version, "v") {
+				best = i
+			}
+		case strings.Contains(e.Version, "-"):
+		case best < 0 || compareVersions(e.Version, entries[best].Version) > 0:
+			best = i
+		}
+	}
+	if best < 0 || len(entries[best].URLs) == 0 {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("no version %q of chart %s in the repository's index.yaml", version, chart)}
+	}
+	e := entries[best]
+	chartURL, err := base.Parse(e.URLs[0])
+	if err != nil {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the index.yaml's URL of %s %s: %w", chart, e.Version, err)}
+	}
+	if chartURL.Host != repo.Host {
+		chartURL.User = nil // the repository's credentials go to it alone
+	} else {
+		chartURL.User = repo.User
+	}
+	archive, final, err := f.client.get(ctx, chartURL.String(), name)
+	if err != nil {
+		return Pin{}, nil, err
+	}
+	digest, p, err := f.cache.put(archive)
+	if err != nil {
+		return Pin{}, nil, err
+	}
+	if e.Digest != "" && "sha256:"+strings.TrimPrefix(e.Digest, "sha256:") != digest {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("%s: digest %s, not the %s of the repository's index.yaml", final, digest, e.Digest)}
+	}
+	return Pin{Source: name, Resolved: final, Version: e.Version, Digest: digest}, []File{{Path: p, Name: name, chart: true}}, nil
+}
+
+func (helmRepoKind) cached(c *blobs, name, digest string) ([]File, bool) {
+	return helmArchiveKind{}.cached(c, name, digest)
+}
+
+// compareVersions orders versions as semantic versions (a leading v
+// ignored; what does not parse, as a string).
+func compareVersions(a, b string) int {
+	pa, oka := versionParts(a)
+	pb, okb := versionParts(b)
+	if !oka || !okb {
+		return strings.Compare(a, b)
+	}
+	return slices.Compare(pa, pb)
+}
+
+func versionParts(v string) ([]int, bool) {
+	v = strings.TrimPrefix(v, "v")
+	v, _, _ = strings.Cut(v, "+")
+	var parts []int
+	for _, s := range strings.Split(v, ".") {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, false
+		}
+		parts = append(parts, n)
+	}
+	return parts, true
+}
+
+// renderCharts replaces the charts among a source's files by the files of
+// their CRDs, rendered by the companion.
+func (f *Fetcher) renderCharts(ctx context.Context, name string, files []File) ([]File, error) {
+	var out []File
+	for _, file := range files {
+		if !file.chart {
+			out = append(out, file)
+			continue
+		}
+		rendered, err := f.render(ctx, name, file.Path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rendered...)
+	}
+	return out, nil
+}
+
+// render runs the companion on a chart (a directory or an archive) into a
+// directory of the run's own, removed by Close.
+func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error) {
+	bin, err := FindCompanion()
+	if err != nil {
+		return nil, &Error{Source: name, Input: true, Err: err}
+	}
+	if f.renderDir == "" {
+		if f.renderDir, err = os.MkdirTemp("", "kubectl-crd-charts-"); err != nil {
+			return nil, err
+		}
+	}
+	out, err := os.MkdirTemp(f.renderDir, "")
+	if err != nil {
+		return nil, err
+	}
+	build := buildinfo.Version()
+	args := []string{"render", "--build", build, "--chart", chart, "--out", out}
+	for _, v := range f.opts.ChartValues {
+		args = append(args, "--values", v)
+	}
+	for _, s := range f.opts.ChartSet {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		var ee *exec.ExitError
+		return nil, &Error{Source: name, Input: errors.As(err, &ee) && ee.ExitCode() == 2, Err: fmt.Errorf("%s: %s", bin, msg)}
+	}
+	var res struct {
+		Build string `json:"build"`
+		Files []struct {
+			Name, File string
+		} `json:"files"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		return nil, &Error{Source: name, Err: fmt.Errorf("%s: its output: %w", bin, err)}
+	}
+	if res.Build != build {
+		return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("%s is of build %s, kubectl-crd of build %s: install both from the same release", bin, res.Build, build)}
+	}
+	var files []File
+	for _, r := range res.Files {
+		if r.File != path.Base(r.File) {
+			return nil, &Error{Source: name, Err: fmt.Errorf("%s: a file %q outside its output", bin, r.File)}
+		}
+		files = append(files, File{Path: filepath.Join(out, r.File), Name: name + " (" + r.Name + ")"})
+	}
+	return files, nil
+}
+
+// FindCompanion is the path of crd-helm: $KUBECTL_CRD_HELM, else beside
+// the executable (its symbolic links resolved), else in PATH; the error
+// names where it looked.
+func FindCompanion() (string, error) {
+	if p := os.Getenv(CompanionEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("a Helm chart is rendered by %s, and $%s names %s: %w", Companion, CompanionEnv, p, err)
+		}
+		return p, nil
+	}
+	bin := Companion
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	var looked []string
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			p := filepath.Join(filepath.Dir(exe), bin)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p, nil
+			}
+			looked = append(looked, p)
+		}
+	}
+	if p, err := exec.LookPath(bin); err == nil {
+		return p, nil
+	}
+	looked = append(looked, "PATH")
+	return "", fmt.Errorf("a Helm chart is rendered by %s, kubectl-crd's companion of the same release, and it is not at %s (or set $%s)", Companion, strings.Join(looked, " nor in "), CompanionEnv)
+}
