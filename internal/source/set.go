@@ -50,6 +50,7 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 			f.Close()
 			return nil, err
 		}
+		s.names[a] = []string{} // a chart may hold no CRD
 		for _, file := range files {
 			s.names[a] = append(s.names[a], file.Name)
 			s.local[file.Name] = file.Path

@@ -83,7 +83,10 @@ func setup(dir string) error {
 	}
 	// kubectl, kustomize and the test API server are built at once: on a
 	// fresh machine, each build has phases (a link) that leave a core idle.
-	builds := []func() error{buildKubectl(root), func() error { return installKustomize(dir) }, func() error { return buildAPIServer(root) }}
+	// crd-helm, the companion that renders Helm charts, goes beside
+	// kubectl-crd, where the release archives put it.
+	builds := []func() error{buildKubectl(root), func() error { return installKustomize(dir) }, func() error { return buildAPIServer(root) },
+		func() error { return goBuild(root, ".", filepath.Join(binDir, "crd-helm"), "", "./cmd/crd-helm") }}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
 	for i, build := range builds {
@@ -191,10 +194,10 @@ var (
 // reuses a passing result while the test binary and the files the test
 // process opened while testing are unchanged, and setup's builds run in
 // other processes, before the tests. Without it, a change to
-// cmd/kubectl-crd, the completion shim, test/kubectl or test/apiserver
+// cmd/kubectl-crd, cmd/crd-helm, the completion shim, test/kubectl or test/apiserver
 // would pass as "(cached)".
 func readSources(root string) error {
-	list := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "./cmd/kubectl-crd")
+	list := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "./cmd/kubectl-crd", "./cmd/crd-helm")
 	list.Dir = root
 	out, err := list.Output()
 	if err != nil {
