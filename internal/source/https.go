@@ -18,8 +18,9 @@ import (
 // client is the HTTP client of every fetch: the proxy of the environment,
 // the system's certificates and CAFile's, and a timeout at each step.
 type client struct {
-	http     *http.Client
-	maxBytes int64
+	http       *http.Client
+	maxBytes   int64
+	clientCert bool // a client certificate is shown to servers that ask
 }
 
 func newClient(opts Options) (*client, error) {
@@ -38,6 +39,13 @@ func newClient(opts Options) (*client, error) {
 		}
 		tlsConfig.RootCAs = pool
 	}
+	if opts.ClientCertFile != "" {
+		cert, err := clientCertificate(opts.ClientCertFile, opts.ClientKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		tlsConfig.Certificates = []tls.Certificate{cert}
+	}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -53,7 +61,32 @@ func newClient(opts Options) (*client, error) {
 	if maxBytes <= 0 {
 		maxBytes = 64 << 20
 	}
-	return &client{http: &http.Client{Transport: transport, Timeout: opts.Timeout}, maxBytes: maxBytes}, nil
+	return &client{http: &http.Client{Transport: transport, Timeout: opts.Timeout}, maxBytes: maxBytes,
+		clientCert: len(tlsConfig.Certificates) > 0}, nil
+}
+
+// clientCertificate is the certificate of certFile with the key of
+// keyFile (certFile's own when ""). Its errors name the files and never
+// quote them: a key is no message's.
+func clientCertificate(certFile, keyFile string) (tls.Certificate, error) {
+	if keyFile == "" {
+		keyFile = certFile
+	}
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("the client certificate: %w", err)
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("the client key: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		// crypto/tls's messages say what is wrong (no PEM data, a key of
+		// another certificate) without the content.
+		return tls.Certificate{}, fmt.Errorf("the client certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	return cert, nil
 }
 
 // httpsKind is a file (a YAML or JSON document, or a stream of them) at an
@@ -104,7 +137,7 @@ func (c *client) get(ctx context.Context, rawURL, name string) ([]byte, string, 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, "", &Error{Source: name, Err: unwrapURL(err)}
+		return nil, "", c.netError(name, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -127,6 +160,33 @@ func (c *client) read(body io.Reader, name string) ([]byte, error) {
 		return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("larger than %d MiB, the limit of a fetch", c.maxBytes>>20)}
 	}
 	return data, nil
+}
+
+// netError is an error of the connection to a source: the network's or
+// the machine's (exit 3), unless the server refused the TLS handshake for
+// want of a client certificate it trusts (tlsRefusal).
+func (c *client) netError(name string, err error) error {
+	if re := c.tlsRefusal(name, err); re != nil {
+		return re
+	}
+	return &Error{Source: name, Err: unwrapURL(err)}
+}
+
+// tlsRefusal is an input error (exit 2, as a 401 is) when err is a
+// server's refusal of the TLS handshake for want of a client certificate
+// it trusts, else nil.
+func (c *client) tlsRefusal(name string, err error) *Error {
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "remote error" {
+		return nil
+	}
+	switch alert := oe.Err.Error(); {
+	case !c.clientCert && (alert == "tls: certificate required" || alert == "tls: bad certificate"):
+		return &Error{Source: name, Input: true, Err: fmt.Errorf("the server asks for a client certificate, and none was given (--source-client-certificate): %w", oe)}
+	case c.clientCert && strings.Contains(alert, "certificate"):
+		return &Error{Source: name, Input: true, Err: fmt.Errorf("the server refused the client certificate: %w", oe)}
+	}
+	return nil
 }
 
 // unwrapURL drops the *url.Error around err: it names the URL, which the

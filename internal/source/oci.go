@@ -41,7 +41,7 @@ func (ociKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []
 		remote.WithTransport(plainHTTPGuard{next: f.client.http.Transport, allow: f.opts.PlainHTTP})}
 	desc, err := remote.Get(ref, opts...)
 	if err != nil {
-		return Pin{}, nil, ociError(name, ref, auth, err)
+		return Pin{}, nil, f.ociError(name, ref, auth, err)
 	}
 	if int64(len(desc.Manifest)) > f.client.maxBytes {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: errors.New("a manifest larger than the limit of a fetch")}
@@ -49,7 +49,7 @@ func (ociKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []
 	if hm, ok := helmManifest(desc.Manifest); ok {
 		pin, files, err := f.ociChart(ctx, ref, desc.Manifest, hm, opts, name)
 		if err != nil {
-			return Pin{}, nil, ociError(name, ref, auth, err)
+			return Pin{}, nil, f.ociError(name, ref, auth, err)
 		}
 		return pin, files, nil
 	}
@@ -59,7 +59,7 @@ func (ociKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []
 	}
 	for _, l := range m.Layers {
 		if err := f.ociLayer(ref.Context(), l, opts); err != nil {
-			return Pin{}, nil, ociError(name, ref, auth, err)
+			return Pin{}, nil, f.ociError(name, ref, auth, err)
 		}
 	}
 	digest, _, err := f.cache.put(desc.Manifest)
@@ -199,15 +199,20 @@ func ociAuth(ctx context.Context, arg string, repo name.Repository) (authn.Authe
 
 // ociError is a registry's error, its fault told apart from the network's:
 // a refusal names the credentials it had (or lacked).
-func ociError(name string, ref name.Reference, auth authn.Authenticator, err error) error {
+func (f *Fetcher) ociError(name string, ref name.Reference, auth authn.Authenticator, err error) error {
 	var se *Error
 	if errors.As(err, &se) {
 		se.Source = name
 		return se
 	}
+	// Before the registry's answer: on loopback, go-containerregistry
+	// asks again over plain http when TLS fails, and joins both errors.
+	if re := f.client.tlsRefusal(name, err); re != nil {
+		return re
+	}
 	var te *transport.Error
 	if !errors.As(err, &te) {
-		return &Error{Source: name, Err: unwrapURL(err)}
+		return f.client.netError(name, err)
 	}
 	reg := ref.Context().RegistryStr()
 	switch {

@@ -45,6 +45,10 @@ type Options struct {
 	CAFile string
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool
+	// ClientCertFile and ClientKeyFile are a PEM certificate and its key
+	// that the client shows a server (https or an OCI registry) that asks
+	// for one (mutual TLS); the key's file is the certificate's when "".
+	ClientCertFile, ClientKeyFile string
 	// PlainHTTP lets an OCI registry that is not on loopback be reached
 	// without TLS (one on loopback always may be).
 	PlainHTTP bool

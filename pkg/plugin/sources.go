@@ -18,6 +18,8 @@ type sourceFlags struct {
 	CAFile     string
 	Insecure   bool
 	PlainHTTP  bool
+	ClientCert string
+	ClientKey  string
 
 	// Chart are the values of Helm chart sources.
 	Chart chartValues
@@ -30,8 +32,12 @@ func (s *sourceFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.CAFile, "source-certificate-authority", "", "a PEM file of certificates trusted for https sources, beside the system's")
 	cmd.Flags().BoolVar(&s.Insecure, "source-insecure-skip-tls-verify", false, "do not verify the certificates of https sources (insecure)")
 	cmd.Flags().BoolVar(&s.PlainHTTP, "source-plain-http", false, "reach oci:// registries without TLS (one on loopback always is)")
+	cmd.Flags().StringVar(&s.ClientCert, "source-client-certificate", "", "a PEM client certificate for https sources and oci:// registries that ask for one (mutual TLS)")
+	cmd.Flags().StringVar(&s.ClientKey, "source-client-key", "", "the PEM key of --source-client-certificate (default: its own file, which then holds both)")
 	completeFiles(cmd, "lock")
 	completeFiles(cmd, "source-certificate-authority")
+	completeFiles(cmd, "source-client-certificate")
+	completeFiles(cmd, "source-client-key")
 	s.Chart.AddFlags(cmd)
 }
 
@@ -40,6 +46,8 @@ func (s *sourceFlags) Validate(offline bool) error {
 	switch {
 	case s.UpdateLock && s.Lock == "":
 		return usageErrorf("--update-lock writes the file of --lock: name it (e.g. --lock kubectl-crd.lock)")
+	case s.ClientKey != "" && s.ClientCert == "":
+		return usageErrorf("--source-client-key is the key of --source-client-certificate: name the certificate too")
 	case s.UpdateLock && offline:
 		return usageErrorf("--update-lock fetches the sources: it cannot be used with --offline")
 	}
@@ -50,7 +58,8 @@ func (s *sourceFlags) Validate(offline bool) error {
 // cache, by the lock), and writes the lock with --update-lock.
 func (s *sourceFlags) fetch(ctx context.Context, offline bool, names ...[]string) (*source.Set, error) {
 	set, err := source.Fetch(ctx, source.Options{Dir: source.DefaultDir(), Update: s.UpdateLock, Offline: offline,
-		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values}, s.Lock, names...)
+		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, ClientCertFile: s.ClientCert, ClientKeyFile: s.ClientKey,
+		MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values}, s.Lock, names...)
 	if err != nil {
 		return nil, sourceError(err)
 	}
