@@ -60,9 +60,21 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
                           reads any path
   lock: kubectl-crd.lock  a lock file (kubectl crd prune --update-lock writes it) pinning the
                           remote sources of crdPaths and previous by digest: a changed source
-                          fails the run; https trusts the system's certificates and SSL_CERT_FILE
+                          fails the run
   offline: false          with true, remote sources come only from the cache (by the lock, else
                           by the last fetch): a source not there fails the run
+  sourceCertificateAuthority: ca.pem
+                          a PEM file of certificates trusted for https:// and oci:// sources,
+                          beside the system's (and SSL_CERT_FILE's)
+  sourceClientCertificate: client.crt
+  sourceClientKey: client.key
+                          a client certificate and its key (PEM) for a server or registry that
+                          requires one (mutual TLS); without sourceClientKey, the key is read
+                          from the certificate's file
+  sourceInsecureSkipTLSVerify: false
+                          with true, the certificates of remote sources are not verified (insecure)
+  sourcePlainHTTP: false  with true, oci:// registries are reached without TLS (one on loopback
+                          always is)
   chartValues: {crds: {enabled: true}}
   chartValuesFiles: values.yaml
                           values every Helm chart of crdPaths and previous is rendered with,

@@ -115,6 +115,22 @@ type CRDCheck struct {
 	// Offline reads the remote sources only from the cache, by the lock
 	// (or the last fetch): a source not there fails the run.
 	Offline bool `json:"offline,omitempty"`
+	// SourceCertificateAuthority, SourceClientCertificate and
+	// SourceClientKey are PEM files for the remote sources, as the
+	// plugin's --source-* flags say: certificates trusted beside the
+	// system's, and a client certificate with its key (in the certificate's
+	// file when SourceClientKey is not set) for a server or registry that
+	// requires one. Relative to the working directory, inside it as
+	// crdPaths.
+	SourceCertificateAuthority string `json:"sourceCertificateAuthority,omitempty"`
+	SourceClientCertificate    string `json:"sourceClientCertificate,omitempty"`
+	SourceClientKey            string `json:"sourceClientKey,omitempty"`
+	// SourceInsecureSkipTLSVerify does not verify the certificates of the
+	// remote sources (insecure).
+	SourceInsecureSkipTLSVerify bool `json:"sourceInsecureSkipTLSVerify,omitempty"`
+	// SourcePlainHTTP reaches oci:// registries without TLS (one on
+	// loopback always is).
+	SourcePlainHTTP bool `json:"sourcePlainHTTP,omitempty"`
 	// ChartValues are values every Helm chart of crdPaths and previous is
 	// rendered with (as a values file given to helm), after the files of
 	// ChartValuesFiles: e.g. {crds: {enabled: true}}. The files are
@@ -550,11 +566,16 @@ func (c *CRDCheck) fieldOf(file string) string {
 }
 
 // fetch fetches the remote sources of crdPaths and previous (or reads them
-// from the cache, by the lock), the lock inside root as they are.
+// from the cache, by the lock), the lock and the files of TLS inside root
+// as they are.
 func (c *CRDCheck) fetch(root string) error {
-	if c.Lock != "" {
-		if err := inside(c.Lock, root); err != nil {
-			return fmt.Errorf("lock: %w", err)
+	for _, f := range []struct{ field, path string }{{"lock", c.Lock}, {"sourceCertificateAuthority", c.SourceCertificateAuthority},
+		{"sourceClientCertificate", c.SourceClientCertificate}, {"sourceClientKey", c.SourceClientKey}} {
+		if f.path == "" {
+			continue
+		}
+		if err := inside(f.path, root); err != nil {
+			return fmt.Errorf("%s: %w", f.field, err)
 		}
 	}
 	values, done, err := c.chartValues(root)
@@ -563,6 +584,8 @@ func (c *CRDCheck) fetch(root string) error {
 	}
 	defer done()
 	set, err := source.Fetch(context.Background(), source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
+		CAFile: c.SourceCertificateAuthority, ClientCertFile: c.SourceClientCertificate, ClientKeyFile: c.SourceClientKey,
+		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
 		MaxBytes: document.MaxDocumentBytes, ChartValues: values}, c.Lock, c.CRDPaths, c.Previous)
 	if err != nil {
 		return err
@@ -690,6 +713,9 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	}
 	if _, err := finding.NewGate(cfg.FailOn, false); err != nil {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
+	}
+	if cfg.SourceClientKey != "" && cfg.SourceClientCertificate == "" {
+		return nil, errors.New("function config: sourceClientKey is the key of sourceClientCertificate: set that too")
 	}
 	return cfg, nil
 }

@@ -202,6 +202,10 @@ func TestReadConfig(t *testing.T) {
 		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nprevious: {a: b}\n", err: "want a path or a list of paths"},
 		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nprevous: a\n", err: `unknown field "prevous"`},
 		{config: "apiVersion: v1\nkind: ConfigMap\n", err: "want apiVersion crd.kubectl.dev/v1alpha1, kind CRDCheck"},
+		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nsourceCertificateAuthority: ca.pem\nsourceClientCertificate: c.crt\nsourceClientKey: c.key\nsourceInsecureSkipTLSVerify: true\nsourcePlainHTTP: true\n",
+			want: &CRDCheck{APIVersion: APIVersion, Kind: Kind, FailOn: DefaultFailOn, SourceCertificateAuthority: "ca.pem", SourceClientCertificate: "c.crt",
+				SourceClientKey: "c.key", SourceInsecureSkipTLSVerify: true, SourcePlainHTTP: true}},
+		{config: "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nsourceClientKey: c.key\n", err: "sourceClientKey is the key of sourceClientCertificate"},
 	} {
 		node, err := yaml.Parse(tc.config)
 		if err != nil {
