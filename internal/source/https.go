@@ -118,8 +118,10 @@ func (httpsKind) cached(c *blobs, name, digest string) ([]File, bool) {
 }
 
 // get is the body of a GET of rawURL, at most maxBytes, and the URL it
-// came from after redirects (credentials removed). The user information
-// of the URL is sent as basic authentication, never to another host.
+// came from after redirects (credentials removed, and the query of a
+// redirect: a release asset's is a signature that expires, which a lock
+// must neither hold nor change with). The user information of the URL is
+// sent as basic authentication, never to another host.
 func (c *client) get(ctx context.Context, rawURL, name string) ([]byte, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -147,7 +149,11 @@ func (c *client) get(ctx context.Context, rawURL, name string) ([]byte, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	return data, Redact(resp.Request.URL.String()), nil
+	final := *resp.Request.URL
+	if final.String() != u.String() {
+		final.RawQuery, final.ForceQuery = "", false
+	}
+	return data, Redact(final.String()), nil
 }
 
 // read reads a body of at most maxBytes.
