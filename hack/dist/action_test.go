@@ -371,6 +371,10 @@ func TestAction(t *testing.T) {
 		if r.failed != "" || !installed(r) || r.outputs["exit-code"] != "" {
 			t.Errorf("failed %q, outputs %q:\n%s", r.failed, r.outputs, r.log)
 		}
+		// crd-helm beside it, for Helm chart sources.
+		if _, err := os.Stat(filepath.Join(r.temp, "kubectl-crd-"+testVersion, "crd-helm")); err != nil {
+			t.Errorf("crd-helm not installed: %v", err)
+		}
 	})
 
 	flip := func(b []byte, i int) []byte {

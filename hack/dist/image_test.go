@@ -69,24 +69,33 @@ func TestImage(t *testing.T) {
 				t.Errorf("%s: user %q, entrypoint %q, labels %q", p, c.User, c.Entrypoint, c.Labels)
 			}
 			var names []string
-			var bin []byte
+			var bin, companion []byte
 			for _, e := range pi.Files {
 				names = append(names, e.Header.Name)
-				if e.Header.Name == "kubectl-crd" {
+				switch e.Header.Name {
+				case "kubectl-crd":
 					bin = e.Data
+				case "crd-helm":
+					companion = e.Data
 				}
 			}
-			if !slices.Equal(names, []string{"etc/", "etc/group", "etc/passwd", "kubectl-crd"}) {
+			if !slices.Equal(names, []string{"crd-helm", "etc/", "etc/group", "etc/passwd", "kubectl-crd"}) {
 				t.Errorf("%s: the layer holds %q", p, names)
 			}
-			var released []byte
+			var released, releasedCompanion []byte
 			for _, e := range readArchive(t, filepath.Join(dir, p.Archive())) {
-				if e.hdr.Name == p.Binary() {
+				switch e.hdr.Name {
+				case p.Binary():
 					released = e.data
+				case p.Companion():
+					releasedCompanion = e.data
 				}
 			}
 			if sha256.Sum256(bin) != sha256.Sum256(released) || len(bin) == 0 {
 				t.Errorf("%s: the image's binary is not the one of %s", p, p.Archive())
+			}
+			if sha256.Sum256(companion) != sha256.Sum256(releasedCompanion) || len(companion) == 0 {
+				t.Errorf("%s: the image's crd-helm is not the one of %s", p, p.Archive())
 			}
 			if p.OS == runtime.GOOS && p.Arch == runtime.GOARCH && !ran {
 				runImageFunction(t, bin, pi.Config)

@@ -224,12 +224,12 @@ func TestArchives(t *testing.T) {
 			want := map[string]struct {
 				mode int64
 				data []byte
-			}{p.Binary(): {0o755, nil}, "LICENSE": {0o644, license}, "kubectl_complete-crd": {0o755, shim}}[e.hdr.Name]
+			}{p.Binary(): {0o755, nil}, p.Companion(): {0o755, nil}, "LICENSE": {0o644, license}, "kubectl_complete-crd": {0o755, shim}}[e.hdr.Name]
 			if e.hdr.Mode != want.mode || (want.data != nil && !bytes.Equal(e.data, want.data)) {
 				t.Errorf("%s: %s: mode %o, want %o; or not the repository's file", p.Archive(), e.hdr.Name, e.hdr.Mode, want.mode)
 			}
 		}
-		want := []string{"LICENSE", p.Binary(), "kubectl_complete-crd"}
+		want := []string{"LICENSE", p.Companion(), p.Binary(), "kubectl_complete-crd"}
 		if !slices.Equal(names, want) {
 			t.Errorf("%s holds %q, want %q in this order", p.Archive(), names, want)
 		}
@@ -362,6 +362,28 @@ func TestBinaryRuns(t *testing.T) {
 	if first, _, _ := strings.Cut(string(out), "\n"); err != nil || first != "kubectl-crd "+testVersion {
 		t.Errorf("kubectl-crd version: %v\n%s\nwant the first line kubectl-crd %s", err, out, testVersion)
 	}
+	// crd-helm, of the same build, renders a chart of examples/krm's CRD
+	// for the plugin beside it.
+	out, err = exec.Command(filepath.Join(dir, host.Companion()), "version").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != testVersion {
+		t.Errorf("crd-helm version: %v\n%s\nwant %s", err, out, testVersion)
+	}
+	chart := filepath.Join(t.TempDir(), "chart")
+	crd, err := os.ReadFile(filepath.Join(root, "examples", "krm", "crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(chart, "crds"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(chart, "Chart.yaml"), []byte("apiVersion: v2\nname: widgets\nversion: 1.0.0\n"), 0o644)
+	os.WriteFile(filepath.Join(chart, "crds", "crd.yaml"), crd, 0o644)
+	run := exec.Command(filepath.Join(dir, host.Binary()), "prune", "--offline", "--crd-file", chart, "-f", filepath.Join(root, "examples", "krm", "widget.yaml"))
+	run.Env = append(os.Environ(), "KUBECTL_CRD_CACHE_DIR=off")
+	out, _ = run.CombinedOutput()
+	if !strings.Contains(string(out), `pruned unknown field "spec.colour"`) {
+		t.Errorf("prune with a chart of examples/krm's CRD:\n%s", out)
+	}
 	// The completion shim runs the plugin it is installed with.
 	if host.OS != "windows" {
 		shim := exec.Command(filepath.Join(dir, "kubectl_complete-crd"), "prune", "--crd-")
@@ -417,7 +439,7 @@ func TestReproducible(t *testing.T) {
 // pass as "(cached)". Files of every GOOS, not only the host's.
 func TestSources(t *testing.T) {
 	skipShort(t)
-	list := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "./cmd/kubectl-crd")
+	list := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "./cmd/kubectl-crd", "./cmd/crd-helm")
 	list.Dir = root
 	out, err := list.Output()
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
 )
 
 // VersionVariable is the variable the release version is stamped into.
@@ -79,6 +81,7 @@ func Dist(ctx context.Context, o Options) (*Result, error) {
 		archive := filepath.Join(o.Out, p.Archive())
 		sum, err := writeArchiveFile(archive, []ArchiveFile{
 			{Name: p.Binary(), Source: bin, Mode: 0o755},
+			{Name: p.Companion(), Source: filepath.Join(filepath.Dir(bin), p.Companion()), Mode: 0o755},
 			{Name: "LICENSE", Source: filepath.Join(o.Root, "LICENSE"), Mode: 0o644},
 			{Name: filepath.Base(CompletionShim), Source: filepath.Join(o.Root, CompletionShim), Mode: 0o755},
 		}, o.MTime)
@@ -119,14 +122,17 @@ func Dist(ctx context.Context, o Options) (*Result, error) {
 	return res, err
 }
 
-// build cross-compiles the plugin. Everything that changes the bytes is
+// build cross-compiles the plugin and its companion crd-helm (into the
+// directory of out, in one go build: they share most of their packages),
+// the version stamped in both (the companion refuses another build's
+// kubectl-crd). Everything that changes the bytes is
 // fixed here: no cgo, no paths (-trimpath), no VCS stamp (a dirty tree
 // would differ from its commit), baseline CPU levels, no GOFLAGS from the
 // caller; -s -w drop the symbol table and DWARF.
 func build(ctx context.Context, root string, p Platform, version, out string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
-		"-ldflags", "-s -w -X "+VersionVariable+"="+version,
-		"-o", out, "./cmd/kubectl-crd")
+		"-ldflags", "-s -w -X "+VersionVariable+"="+version+" -X "+buildinfo.Variable+"="+version,
+		"-o", filepath.Dir(out)+string(filepath.Separator), "./cmd/kubectl-crd", "./cmd/crd-helm")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch,
 		"GOAMD64=v1", "GOARM64=v8.0", "GOFLAGS=", "GOEXPERIMENT=")

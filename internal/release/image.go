@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +34,11 @@ const ImageBinary = "/kubectl-crd"
 // container without arguments and write the ResourceList on its stdin;
 // arguments given to `docker run` follow (standalone mode: CONFIG FILE...).
 var ImageEntrypoint = []string{ImageBinary, "krm"}
+
+// ImageCompanion is crd-helm in the image, beside ImageBinary where the
+// function looks for it to render Helm chart sources; WriteImage reads it
+// beside each binary of ImageOptions.Binaries.
+const ImageCompanion = "/crd-helm"
 
 // ImageUser is the user the image runs as unless told otherwise: not root
 // (65532, "nonroot", as distroless images have it). kpt and kustomize run
@@ -131,7 +138,8 @@ type ImageOptions struct {
 	Version string
 	// Revision is the commit built, "" when unknown.
 	Revision string
-	// Binaries are the linux binaries, by platform.
+	// Binaries are the linux binaries, by platform, each with crd-helm
+	// beside it (ImageCompanion).
 	Binaries map[Platform]string
 	// MTime is the time of the image and of its files.
 	MTime time.Time
@@ -243,12 +251,17 @@ func imageLayer(binary string, mtime time.Time) (layer []byte, diffID string, er
 	if err != nil {
 		return nil, "", err
 	}
+	companion, err := os.ReadFile(filepath.Join(filepath.Dir(binary), path.Base(ImageCompanion)))
+	if err != nil {
+		return nil, "", fmt.Errorf("image: the companion beside %s: %w", binary, err)
+	}
 	var tarBuf bytes.Buffer
 	err = writeTar(&tarBuf, []tarFile{
 		{name: "etc/", dir: true},
 		{name: "etc/group", data: []byte(imageGroup)},
 		{name: "etc/passwd", data: []byte(imagePasswd)},
 		{name: strings.TrimPrefix(ImageBinary, "/"), data: bin, exec: true},
+		{name: strings.TrimPrefix(ImageCompanion, "/"), data: companion, exec: true},
 	}, mtime)
 	if err != nil {
 		return nil, "", err

@@ -20,10 +20,16 @@ func standInImage(t *testing.T, mtime time.Time) ([]byte, map[Platform]string) {
 	bins := map[Platform]string{}
 	data := map[Platform]string{}
 	for _, p := range []Platform{{"linux", "arm64"}, {"linux", "amd64"}} {
-		bins[p] = filepath.Join(dir, p.Arch)
+		bins[p] = filepath.Join(dir, p.Arch, "kubectl-crd")
 		data[p] = "binary of " + p.String() + strings.Repeat("x", 1000)
+		if err := os.MkdirAll(filepath.Dir(bins[p]), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		// The file's own mode and time must not reach the image.
 		if err := os.WriteFile(bins[p], []byte(data[p]), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p.Arch, "crd-helm"), []byte("companion of "+p.String()), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,6 +95,7 @@ func TestWriteImage(t *testing.T) {
 		}
 		p := Platform{pi.Platform.OS, pi.Platform.Architecture}
 		want := []file{
+			{"crd-helm", tar.TypeReg, 0o755, 0, 0, "", mtime, "companion of " + p.String()},
 			{"etc/", tar.TypeDir, 0o755, 0, 0, "", mtime, ""},
 			{"etc/group", tar.TypeReg, 0o644, 0, 0, "", mtime, imageGroup},
 			{"etc/passwd", tar.TypeReg, 0o644, 0, 0, "", mtime, imagePasswd},

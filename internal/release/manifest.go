@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -322,6 +323,9 @@ func ManifestFor(p *Plugin, sums map[Platform]string) field.ErrorList {
 		}
 		if pl.Bin != target.Binary() {
 			errs = append(errs, field.Invalid(fld.Child("bin"), pl.Bin, "the archive's binary is "+target.Binary()))
+		}
+		if !slices.ContainsFunc(pl.Files, func(op FileOperation) bool { return op.From == target.Companion() && op.To == "." }) {
+			errs = append(errs, field.Required(fld.Child("files"), "crd-helm must be installed beside the plugin: from: "+target.Companion()+", to: ."))
 		}
 	}
 	return errs

@@ -81,7 +81,7 @@ func TestRepositoryManifestTemplate(t *testing.T) {
 		for _, op := range pl.Files {
 			from = append(from, op.From)
 		}
-		if diff := cmp.Diff([]string{target.Binary(), filepath.Base(CompletionShim), "LICENSE"}, from); diff != "" {
+		if diff := cmp.Diff([]string{target.Binary(), target.Companion(), filepath.Base(CompletionShim), "LICENSE"}, from); diff != "" {
 			t.Errorf("%s: files from the archive (-want +got):\n%s", target, diff)
 		}
 	}

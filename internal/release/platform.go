@@ -33,6 +33,16 @@ func (p Platform) Binary() string {
 	return "kubectl-crd"
 }
 
+// Companion is the executable of crd-helm, the companion that renders
+// Helm chart sources, on the platform: archives and the image hold it
+// beside the plugin's, where kubectl-crd looks for it.
+func (p Platform) Companion() string {
+	if p.OS == "windows" {
+		return "crd-helm.exe"
+	}
+	return "crd-helm"
+}
+
 // Archive is the file name of the platform's release archive.
 func (p Platform) Archive() string {
 	return fmt.Sprintf("kubectl-crd_%s_%s.tar.gz", p.OS, p.Arch)
