@@ -1,0 +1,53 @@
+package source
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The forms of a chart: on disk by its Chart.yaml or its .tgz, by URL as
+// an archive or a repository's chart named by the fragment.
+func TestChartForms(t *testing.T) {
+	dir := t.TempDir()
+	chart := filepath.Join(dir, "app")
+	os.MkdirAll(chart, 0o755)
+	os.WriteFile(filepath.Join(chart, "Chart.yaml"), []byte("name: app\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "app-1.0.0.tgz"), []byte("x"), 0o600)
+	for arg, want := range map[string]bool{chart: true, filepath.Join(dir, "app-1.0.0.tgz"): true, dir: false,
+		filepath.Join(dir, "missing.tgz"): false, "https://example.com/app.tgz": false} {
+		if got := IsChart(arg); got != want {
+			t.Errorf("IsChart(%s) = %v", arg, got)
+		}
+	}
+	for arg, want := range map[string]any{"https://example.com/crds.yaml": httpsKind{}, "https://example.com/app-1.0.0.tgz": helmArchiveKind{},
+		"https://charts.example.com#app@1.0.0": helmRepoKind{}, "https://charts.example.com/stable#app": helmRepoKind{}, "oci://r.example/app:1": ociKind{}} {
+		if got, err := kindOf(arg); err != nil || got != want {
+			t.Errorf("kindOf(%s) = %T %v, want %T", arg, got, err, want)
+		}
+	}
+	u, _ := url.Parse("https://charts.example.com/stable#app@v1.2.0")
+	if !isChartURL(u) {
+		t.Errorf("a repository's chart is not a chart")
+	}
+	repo, chartName, version, err := repoChart(u.String())
+	if err != nil || repo.String() != "https://charts.example.com/stable" || chartName != "app" || version != "v1.2.0" {
+		t.Errorf("repoChart = %v %q %q %v", repo, chartName, version, err)
+	}
+	if _, _, _, err := repoChart("https://charts.example.com#@1.0.0"); err == nil {
+		t.Errorf("a repository without a chart's name is taken")
+	}
+}
+
+// The newest version is the highest as semantic versions, not as strings.
+func TestCompareVersions(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"1.10.0", "1.9.0", 1}, {"v1.16.0", "1.16.0", 0}, {"1.2.0", "1.2.1", -1}, {"1.0.0+build.2", "1.0.0", 0}} {
+		if got := compareVersions(c.a, c.b); got != c.want {
+			t.Errorf("compareVersions(%s, %s) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
