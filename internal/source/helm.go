@@ -124,10 +124,15 @@ func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pi
 			version = p.Version
 		}
 	}
+	c, user, passAll, err := f.repoClient(repo)
+	if err != nil {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
+	}
 	base := *repo
+	base.User = user
 	base.Path = strings.TrimSuffix(base.Path, "/") + "/"
 	indexURL := base.JoinPath("index.yaml")
-	data, _, err := f.client.get(ctx, indexURL.String(), name)
+	data, _, err := c.get(ctx, indexURL.String(), name)
 	if err != nil {
 		return Pin{}, nil, err
 	}
@@ -159,12 +164,12 @@ func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pi
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the index.yaml's URL of %s %s: %w", chart, e.Version, err)}
 	}
-	if chartURL.Host != repo.Host {
+	if chartURL.Host != repo.Host && !passAll {
 		chartURL.User = nil // the repository's credentials go to it alone
-	} else {
-		chartURL.User = repo.User
+	} else if chartURL.User == nil {
+		chartURL.User = user
 	}
-	archive, final, err := f.client.get(ctx, chartURL.String(), name)
+	archive, final, err := c.get(ctx, chartURL.String(), name)
 	if err != nil {
 		return Pin{}, nil, err
 	}

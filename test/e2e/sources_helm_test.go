@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -308,5 +309,51 @@ func TestSourceHelmKRM(t *testing.T) {
 	off := x.Run("kubectl-crd", append([]string{"krm", config("off.yaml", chartDir, "")}, crs...)...)
 	if off.Code == 0 || !strings.Contains(off.Stdout+off.Stderr, "no CustomResourceDefinition for") || strings.Contains(off.Stdout+off.Stderr, "invalid") {
 		t.Fatalf("gated off: exit %d\n%s\n%s", off.Code, off.Stdout, off.Stderr)
+	}
+}
+
+// A chart repository behind basic authentication and a certificate
+// authority of its own, as `helm repo add --username --password
+// --ca-file` records it in Helm's repository configuration: the source
+// takes both from the entry of its URL (HELM_REPOSITORY_CONFIG), as
+// helm does; the password is in no output. Without the entry the
+// repository refuses the source (exit 2, the server's 401).
+func TestSourceHelmRepositoryConfig(t *testing.T) {
+	local := t.TempDir()
+	files, crs := ociCorpus(t, "keda@v2.21.0", local)
+	want := NewTest(t).Run("kubectl-crd", pruneArgs(local, crs, "-o", "json")...)
+	if want.Code > 1 || want.Stdout == "" {
+		t.Fatalf("local: exit %d\n%s", want.Code, want.Stderr)
+	}
+	srv := newFileServer(t)
+	archive := crdsChart("1.0.0", files).tgz(t, "keda")
+	srv.put("/private/keda-1.0.0.tgz", archive)
+	srv.put("/private/index.yaml", repoIndex("keda", map[string][]byte{"1.0.0": archive}, map[string]string{"1.0.0": "keda-1.0.0.tgz"}))
+	repo := srv.URL + "/private#keda@1.0.0"
+	config := filepath.Join(t.TempDir(), "repositories.yaml")
+	entry := fmt.Sprintf("apiVersion: \"\"\ngenerated: \"0001-01-01T00:00:00Z\"\nrepositories:\n"+
+		"- name: other\n  url: https://example.invalid/charts\n  username: nobody\n  password: nothing\n"+
+		"- name: private\n  url: %s/private/\n  username: user\n  password: secret\n  caFile: %s\n"+
+		"  certFile: \"\"\n  keyFile: \"\"\n  insecure_skip_tls_verify: false\n  pass_credentials_all: false\n", srv.URL, srv.caFile)
+	if err := os.WriteFile(config, []byte(entry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR="+t.TempDir(), "HELM_REPOSITORY_CONFIG="+config)
+	r := x.Run("kubectl-crd", pruneArgs(repo, crs, "-o", "json")...)
+	sameChartRun(t, "a repository of Helm's configuration", r, want, repo, local, false)
+	if strings.Contains(r.Stdout+r.Stderr, "user:secret") { // (the samples hold "secret" of their own)
+		t.Errorf("the password is in the output:\n%s\n%s", r.Stdout, r.Stderr)
+	}
+	none := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR="+t.TempDir(), "HELM_REPOSITORY_CONFIG="+filepath.Join(t.TempDir(), "none.yaml"))
+	r = none.Run("kubectl-crd", pruneArgs(repo, crs, "--source-certificate-authority", srv.caFile)...)
+	if r.Code != 2 || !strings.Contains(r.Stderr, repo+": the server answered 401 Unauthorized") {
+		t.Errorf("without the entry: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if err := os.WriteFile(config, []byte("repositories: {"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = x.Run("kubectl-crd", pruneArgs(repo, crs)...)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "Helm's repository configuration "+config) {
+		t.Errorf("a configuration that cannot be read: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
