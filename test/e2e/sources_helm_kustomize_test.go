@@ -1,0 +1,59 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The KRM function run by kustomize build with crdPaths a chart of the
+// kustomization (examples/helm/widgets, its CRD behind crds.enabled):
+// crd-helm is found beside the kubectl-crd kustomize runs, and with
+// chartValues the build is the one with the same CRD as a file
+// (examples/krm/crd.yaml); without them the object misses its CRD, and
+// the build fails closed.
+func TestSourceHelmKustomize(t *testing.T) {
+	dir := t.TempDir()
+	root := repoRoot()
+	copyTo(t, filepath.Join(dir, "widget.yaml"), readTestFile(t, filepath.Join(root, "examples", "krm", "widget.yaml")))
+	copyTo(t, filepath.Join(dir, "crd.yaml"), readTestFile(t, filepath.Join(root, "examples", "krm", "crd.yaml")))
+	for _, f := range []string{"Chart.yaml", "values.yaml", "templates/crd.yaml", "templates/namespace.yaml"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, "widgets", f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyTo(t, filepath.Join(dir, "widgets", f), readTestFile(t, filepath.Join(root, "examples", "helm", "widgets", f)))
+	}
+	copyTo(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- widget.yaml\ntransformers:\n- check.yaml\n"))
+	check := func(crdPaths, extra string) {
+		copyTo(t, filepath.Join(dir, "check.yaml"), []byte(`apiVersion: crd.kubectl.dev/v1alpha1
+kind: CRDCheck
+metadata:
+  name: check
+  annotations:
+    config.kubernetes.io/function: |
+      exec:
+        path: kubectl-crd
+        args: [krm]
+failOn: [NonStructural, MissingCRD]
+crdPaths: [`+crdPaths+"]\n"+extra))
+	}
+	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR=" + t.TempDir())
+	build := func() Result { return x.Run(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir) }
+
+	check("crd.yaml", "")
+	want := build()
+	if want.Code != 0 || !strings.Contains(want.Stdout, "kind: Widget") {
+		t.Fatalf("the CRD as a file: exit %d\n%s\n%s", want.Code, want.Stdout, want.Stderr)
+	}
+	check("widgets", "chartValues: {crds: {enabled: true}}\n")
+	got := build()
+	if got.Code != want.Code || got.Stdout != want.Stdout || got.Stderr != want.Stderr {
+		t.Fatalf("the chart: exit %d\n%s\n%s\nwant:\n%s\n%s", got.Code, got.Stdout, got.Stderr, want.Stdout, want.Stderr)
+	}
+	check("widgets", "")
+	off := build()
+	if off.Code == 0 || !strings.Contains(off.Stderr, "no CustomResourceDefinition for example.com/v1, kind Widget") {
+		t.Fatalf("the chart without its value: exit %d\n%s\n%s", off.Code, off.Stdout, off.Stderr)
+	}
+}
