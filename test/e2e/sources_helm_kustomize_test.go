@@ -26,17 +26,7 @@ func TestSourceHelmKustomize(t *testing.T) {
 	}
 	copyTo(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- widget.yaml\ntransformers:\n- check.yaml\n"))
 	check := func(crdPaths, extra string) {
-		copyTo(t, filepath.Join(dir, "check.yaml"), []byte(`apiVersion: crd.kubectl.dev/v1alpha1
-kind: CRDCheck
-metadata:
-  name: check
-  annotations:
-    config.kubernetes.io/function: |
-      exec:
-        path: kubectl-crd
-        args: [krm]
-failOn: [NonStructural, MissingCRD]
-crdPaths: [`+crdPaths+"]\n"+extra))
+		copyTo(t, filepath.Join(dir, "check.yaml"), execCheck(crdPaths, "failOn: [NonStructural, MissingCRD]\n"+extra))
 	}
 	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR=" + t.TempDir())
 	build := func() Result { return x.Run(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir) }

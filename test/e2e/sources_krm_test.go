@@ -52,17 +52,7 @@ func TestSourceKRMKustomize(t *testing.T) {
 	copyTo(t, filepath.Join(dir, "client.key"), readTestFile(t, client.KeyFile))
 
 	check := func(crdPaths, extra string) {
-		copyTo(t, filepath.Join(dir, "check.yaml"), []byte(`apiVersion: crd.kubectl.dev/v1alpha1
-kind: CRDCheck
-metadata:
-  name: check
-  annotations:
-    config.kubernetes.io/function: |
-      exec:
-        path: kubectl-crd
-        args: [krm]
-defaults: true
-crdPaths: [`+crdPaths+"]\n"+extra))
+		copyTo(t, filepath.Join(dir, "check.yaml"), execCheck(crdPaths, "defaults: true\n"+extra))
 	}
 	cache := t.TempDir()
 	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR=" + cache)
@@ -161,4 +151,19 @@ func readTestFile(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// execCheck is a kustomization's CRDCheck run as an exec function, of
+// crdPaths and the fields of extra.
+func execCheck(crdPaths, extra string) []byte {
+	return []byte(`apiVersion: crd.kubectl.dev/v1alpha1
+kind: CRDCheck
+metadata:
+  name: check
+  annotations:
+    config.kubernetes.io/function: |
+      exec:
+        path: kubectl-crd
+        args: [krm]
+crdPaths: [` + crdPaths + "]\n" + extra)
 }
