@@ -14,6 +14,7 @@ import (
 // (examples/krm/crd.yaml); without them the object misses its CRD, and
 // the build fails closed.
 func TestSourceHelmKustomize(t *testing.T) {
+	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR=" + t.TempDir())
 	dir := t.TempDir()
 	root := repoRoot()
 	copyTo(t, filepath.Join(dir, "widget.yaml"), readTestFile(t, filepath.Join(root, "examples", "krm", "widget.yaml")))
@@ -28,7 +29,6 @@ func TestSourceHelmKustomize(t *testing.T) {
 	check := func(crdPaths, extra string) {
 		copyTo(t, filepath.Join(dir, "check.yaml"), execCheck(crdPaths, "failOn: [NonStructural, MissingCRD]\n"+extra))
 	}
-	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR=" + t.TempDir())
 	build := func() Result { return x.Run(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir) }
 
 	check("crd.yaml", "")

@@ -258,6 +258,7 @@ func TestSourceHelmChangedDigest(t *testing.T) {
 // Without crd-helm beside kubectl-crd nor in PATH, a chart is an error
 // (exit 2) naming where it was looked for; $KUBECTL_CRD_HELM finds it.
 func TestSourceHelmCompanion(t *testing.T) {
+	x := NewTest(t)
 	local := t.TempDir()
 	files, crs := ociCorpus(t, "keda@v2.21.0", local)
 	chartDir := crdsChart("1.0.0", files).dir(t, filepath.Join(t.TempDir(), "keda"))
@@ -269,7 +270,7 @@ func TestSourceHelmCompanion(t *testing.T) {
 	if err := os.WriteFile(alone, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	x := NewTest(t).WithEnv("PATH=" + filepath.Dir(alone))
+	x.WithEnv("PATH=" + filepath.Dir(alone))
 	r := x.Run(alone, pruneArgs(chartDir, crs)...)
 	if r.Code != 2 || !strings.Contains(r.Stderr, "crd-helm") || !strings.Contains(r.Stderr, filepath.Join(filepath.Dir(alone), "crd-helm")+" nor in PATH") {
 		t.Fatalf("no companion: exit %d\n%s", r.Code, r.Stderr)
