@@ -23,7 +23,12 @@ func writeSuite(t *testing.T, edit func(string) string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	old, err := filepath.Abs("../../examples/test/volume-v0.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	text := strings.Replace(string(data), "crds: ../lower/crd.yaml", "crds: "+crds, 1)
+	text = strings.ReplaceAll(text, "oldCRD: volume-v0.yaml", "oldCRD: "+old)
 	file := filepath.Join(t.TempDir(), "suite.test.yaml")
 	if err := os.WriteFile(file, []byte(edit(text)), 0o644); err != nil {
 		t.Fatal(err)
@@ -51,8 +56,8 @@ func TestTestReportFormats(t *testing.T) {
 		cases, failed, noExp int
 		results              []reportcheck.Finding // SARIF and GitHub, in order
 	}{
-		{exampleSuite, 0, 7, 0, 0, nil},
-		{failing, 1, 8, 1, 1, []reportcheck.Finding{
+		{exampleSuite, 0, 11, 0, 0, nil},
+		{failing, 1, 12, 1, 1, []reportcheck.Finding{
 			{Rule: "TestCase", Level: "error", File: failing, Line: 26},
 			{Rule: "TestCase", Level: "note", File: failing, Line: recordLine},
 		}},

@@ -38,10 +38,10 @@ type testReport struct {
 // For every case of every shipped suite (examples/*/*.test.yaml), the real
 // API server gets the case's objects: the suite's CRDs installed (with the
 // markers lowered: the server drops them), the object created, or the old
-// object created and updated to the new one, or created under the old
-// CRDs, the new ones applied and the object updated. The server allows or
-// refuses it as kubectl crd test -o json says, with the same errors, by
-// field and type.
+// object created and updated to the new one, or, for an upgrade, created
+// under the old CRDs, then under the new ones read, created again and
+// written back (upgradeVerdict). The server allows or refuses it as
+// kubectl crd test -o json says, with the same errors, by field and type.
 func TestTestSuitesAgainstServer(t *testing.T) {
 	requireOwnCluster(t)
 	x := NewTest(t)
@@ -118,22 +118,93 @@ func serverVerdict(t *testing.T, dyn dynamic.Interface, installed map[string]str
 	switch {
 	case c.OldObject != nil:
 		old := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(c.OldObject.Object)}
-		err = createThenUpdate(ctx, ri, old, obj, nil)
+		err = createThenUpdate(ctx, ri, old, obj)
 	case len(c.OldCRDs) > 0:
-		err = createThenUpdate(ctx, ri, obj.DeepCopy(), obj, func() { installCRDs(t, dyn, installed, s.CRDs) })
+		return upgradeVerdict(t, dyn, installed, s, c, ri, obj)
 	default:
 		_, err = createRetrying(ctx, ri, obj)
 	}
 	return refusalOf(t, c, err)
 }
 
-// createThenUpdate creates old, calls between (if any), and updates to obj.
-func createThenUpdate(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstructured.Unstructured, between func()) error {
+// upgradeVerdict is the server's verdict on an object of the old CRDs once
+// the suite's replace them, in verdictOf's form: created under the old
+// CRDs, then, under the new ones, what a read of it loses
+// ("path|UnknownField"), why a create of it again is refused, and why its
+// write back as read is.
+func upgradeVerdict(t *testing.T, dyn dynamic.Interface, installed map[string]string, s *crdtest.Suite, c *crdtest.Case, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) []string {
+	t.Helper()
+	ctx := context.Background()
+	created, err := createRetrying(ctx, ri, obj.DeepCopy())
+	if err != nil {
+		t.Errorf("%s %s: creating the object under the old CRDs: %v", c.Source, c.Name, err)
+		return nil
+	}
+	installCRDs(t, dyn, installed, s.CRDs)
+	ri = resourceOf(t, dyn, s.CRDs, obj)
+	read, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Errorf("%s %s: reading the object under the new CRDs: %v", c.Source, c.Name, err)
+		return nil
+	}
+	out := []string{}
+	for _, p := range lostPaths(created.Object["spec"], read.Object["spec"], "spec") {
+		out = append(out, p+"|UnknownField")
+	}
+	again := obj.DeepCopy()
+	again.SetName(obj.GetName() + "-again")
+	if _, err := createRetrying(ctx, ri, again); err != nil {
+		out = append(out, causesOf(t, c, err)...)
+	} else if err := ri.Delete(ctx, again.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Errorf("%s: deleting %s: %v", c.Source, again.GetName(), err)
+	}
+	if _, err := ri.Update(ctx, read, metav1.UpdateOptions{}); err != nil {
+		out = append(out, causesOf(t, c, err)...)
+	}
+	if len(out) == 0 {
+		return []string{string(crdtest.Allowed)}
+	}
+	sort.Strings(out)
+	return append([]string{string(crdtest.Refused)}, out...)
+}
+
+// causesOf are the causes of the server's refusal err, "field|type".
+func causesOf(t *testing.T, c *crdtest.Case, err error) []string {
+	t.Helper()
+	if r := refusalOf(t, c, err); len(r) > 1 {
+		return r[1:]
+	}
+	return nil
+}
+
+// lostPaths are the paths of old that new lacks, the outermost of each.
+func lostPaths(old, new interface{}, path string) []string {
+	var out []string
+	switch o := old.(type) {
+	case map[string]interface{}:
+		n, _ := new.(map[string]interface{})
+		for k, v := range o {
+			if nv, ok := n[k]; ok {
+				out = append(out, lostPaths(v, nv, path+"."+k)...)
+			} else {
+				out = append(out, path+"."+k)
+			}
+		}
+	case []interface{}:
+		n, _ := new.([]interface{})
+		for i, v := range o {
+			if i < len(n) {
+				out = append(out, lostPaths(v, n[i], fmt.Sprintf("%s[%d]", path, i))...)
+			}
+		}
+	}
+	return out
+}
+
+// createThenUpdate creates old and updates it to obj.
+func createThenUpdate(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstructured.Unstructured) error {
 	if _, err := createRetrying(ctx, ri, old); err != nil {
 		return fmt.Errorf("creating the old object: %w", err)
-	}
-	if between != nil {
-		between()
 	}
 	stored, err := ri.Get(ctx, old.GetName(), metav1.GetOptions{})
 	if err != nil {
