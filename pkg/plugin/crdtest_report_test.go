@@ -123,8 +123,9 @@ func mustRead(t *testing.T, file string) string {
 }
 
 // With --coverage=error a rule no case exercises fails the run: an error
-// result at the rule's line, a line of the JUnit suite's system-err; a
-// bad test file is exit 2 and no report.
+// result at the rule's line, a failing JUnit testcase (a note of the
+// suite's system-err with --coverage alone); a bad test file is exit 2 and
+// no report.
 func TestTestReportCoverageAndBadFile(t *testing.T) {
 	// Only the first case: no rule is exercised.
 	suite := writeSuite(t, func(s string) string {
@@ -144,10 +145,22 @@ func TestTestReportCoverageAndBadFile(t *testing.T) {
 			t.Errorf("result %+v: want an error of TestCase at a line of the CRD", f)
 		}
 	}
+	// JUnit: a failing testcase per rule no case exercises, as the run
+	// fails; with --coverage alone, notes of the suite's system-err.
 	r = run(t, "", "test", suite, "--coverage=error", "-o", "junit")
 	doc := reportcheck.JUnit(t, []byte(r.stdout))
-	if r.code != ExitFindings || doc.Tests != 1 || doc.Failures != 0 || !strings.Contains(doc.Suites[0].SystemErr, "no case's object is refused by") {
-		t.Errorf("--coverage=error -o junit: exit %d, %d tests, %d failures, system-err %q", r.code, doc.Tests, doc.Failures, doc.Suites[0].SystemErr)
+	if r.code != ExitFindings || doc.Tests != 1+len(results) || doc.Failures != len(results) || doc.Suites[0].SystemErr != "" {
+		t.Errorf("--coverage=error -o junit: exit %d, %d tests, %d failures (want %d), system-err %q", r.code, doc.Tests, doc.Failures, len(results), doc.Suites[0].SystemErr)
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if len(c.Failures) > 0 && (c.Failures[0].Type != "TestCase" || !strings.Contains(c.Failures[0].Text, "no case's object is refused by")) {
+			t.Errorf("testcase %q: %+v", c.Name, c.Failures)
+		}
+	}
+	r = run(t, "", "test", suite, "--coverage", "-o", "junit")
+	doc = reportcheck.JUnit(t, []byte(r.stdout))
+	if r.code != 0 || doc.Tests != 1 || doc.Failures != 0 || !strings.Contains(doc.Suites[0].SystemErr, "no case's object is refused by") {
+		t.Errorf("--coverage -o junit: exit %d, %d tests, %d failures, system-err %q", r.code, doc.Tests, doc.Failures, doc.Suites[0].SystemErr)
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.test.yaml")

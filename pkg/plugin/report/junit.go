@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -12,7 +13,9 @@ import (
 // one testsuite of the command, one testcase per object or CRD checked (or
 // per test case, kubectl crd test), a
 // failure per finding that fails the run; the other findings are the
-// testcase's system-out, the notes on the inputs the suite's system-err.
+// testcase's system-out, the notes on the inputs the suite's system-err
+// (an input with a finding that fails the run is a testcase: a rule no
+// case exercises under kubectl crd test --coverage=error).
 
 // junitSuite is the head of the suite (and of testsuites), its counts.
 type junitSuite struct {
@@ -34,9 +37,11 @@ type junitWriter struct {
 
 func newJUnit(tool Tool, spool Spool) *junitWriter { return &junitWriter{tool: tool, spool: spool} }
 
-// Add writes the testcase of obj, or keeps the notes of an input.
+// Add writes the testcase of obj, or keeps the notes of an input: an
+// input with a finding that fails the run is a testcase of its own, so
+// that every run that fails shows a failure.
 func (j *junitWriter) Add(obj Object) error {
-	if obj.Status == InputNote {
+	if obj.Status == InputNote && !slices.ContainsFunc(obj.Findings, func(it Item) bool { return it.Fails }) {
 		for _, it := range obj.Findings {
 			j.notes = append(j.notes, textLine(obj, it))
 		}
