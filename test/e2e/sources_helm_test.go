@@ -294,14 +294,7 @@ func TestSourceHelmKRM(t *testing.T) {
 		t.Fatal(err)
 	}
 	chartDir := gatedChart(bundle).dir(t, filepath.Join(dir, "gated"))
-	config := func(name, crdPath, extra string) string {
-		p := filepath.Join(dir, name)
-		c := "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nloadRestrictor: LoadRestrictionsNone\ncrdPaths: [" + crdPath + "]\n" + extra
-		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	config := func(name, crdPath, extra string) string { return standaloneConfig(t, dir, name, crdPath, extra) }
 	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR=" + t.TempDir())
 	want := x.Run("kubectl-crd", append([]string{"krm", config("local.yaml", local, "")}, crs...)...)
 	if want.Stdout == "" && want.Stderr == "" {

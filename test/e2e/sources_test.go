@@ -257,14 +257,7 @@ func TestSourceHTTPSKRM(t *testing.T) {
 	}
 	srv := newFileServer(t)
 	url := srv.put("/keda-crds.yaml", bundle)
-	config := func(name, crdPath, extra string) string {
-		p := filepath.Join(dir, name)
-		c := "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nloadRestrictor: LoadRestrictionsNone\ncrdPaths: [" + crdPath + "]\n" + extra
-		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	config := func(name, crdPath, extra string) string { return standaloneConfig(t, dir, name, crdPath, extra) }
 	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR="+t.TempDir(), "SSL_CERT_FILE="+srv.caFile)
 	want := x.Run("kubectl-crd", append([]string{"krm", config("local.yaml", local, "")}, crs...)...)
 	if want.Stdout == "" && want.Stderr == "" {
@@ -275,4 +268,17 @@ func TestSourceHTTPSKRM(t *testing.T) {
 	srv.Close()
 	offline := x.Run("kubectl-crd", append([]string{"krm", config("offline.yaml", url, "offline: true\n")}, crs...)...)
 	sameRun(t, "offline", offline, want, url, local)
+}
+
+// standaloneConfig writes a CRDCheck for kubectl-crd krm run standalone
+// (no load restriction) to dir/name, of crdPaths and the fields of extra,
+// and returns its path.
+func standaloneConfig(t *testing.T, dir, name, crdPaths, extra string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	c := "apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nloadRestrictor: LoadRestrictionsNone\ncrdPaths: [" + crdPaths + "]\n" + extra
+	if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
