@@ -100,22 +100,23 @@ type repoIndex struct {
 	} `json:"entries"`
 }
 
-// repoChart parses https://repo#chart@version.
-func repoChart(arg string) (repo *url.URL, chart, version string, err error) {
-	u, err := url.Parse(arg)
+// repoChart parses https://repo#chart@version: the repository's URL,
+// without its user information (returned apart).
+func repoChart(arg string) (repo *url.URL, user *url.Userinfo, chart, version string, err error) {
+	u, user, err := parseSource(arg)
 	if err != nil {
-		return nil, "", "", err
+		return nil, nil, "", "", err
 	}
 	chart, version, _ = strings.Cut(u.Fragment, "@")
 	if chart == "" {
-		return nil, "", "", errors.New("a chart repository's source names the chart: https://repo#chart@version")
+		return nil, nil, "", "", errors.New("a chart repository's source names the chart: https://repo#chart@version")
 	}
 	u.Fragment, u.RawFragment = "", ""
-	return u, chart, version, nil
+	return u, user, chart, version, nil
 }
 
 func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []File, error) {
-	repo, chart, version, err := repoChart(arg)
+	repo, user, chart, version, err := repoChart(arg)
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}
@@ -124,7 +125,7 @@ func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pi
 			version = p.Version
 		}
 	}
-	c, user, passAll, err := f.repoClient(repo)
+	c, user, passAll, err := f.repoClient(repo, user)
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}

@@ -31,11 +31,11 @@ func TestChartForms(t *testing.T) {
 	if !isChartURL(u) {
 		t.Errorf("a repository's chart is not a chart")
 	}
-	repo, chartName, version, err := repoChart(u.String())
-	if err != nil || repo.String() != "https://charts.example.com/stable" || chartName != "app" || version != "v1.2.0" {
-		t.Errorf("repoChart = %v %q %q %v", repo, chartName, version, err)
+	repo, user, chartName, version, err := repoChart("https://u:p@charts.example.com/stable#app@v1.2.0")
+	if err != nil || repo.String() != "https://charts.example.com/stable" || user.String() != "u:p" || chartName != "app" || version != "v1.2.0" {
+		t.Errorf("repoChart = %v %v %q %q %v", repo, user, chartName, version, err)
 	}
-	if _, _, _, err := repoChart("https://charts.example.com#@1.0.0"); err == nil {
+	if _, _, _, _, err := repoChart("https://charts.example.com#@1.0.0"); err == nil {
 		t.Errorf("a repository without a chart's name is taken")
 	}
 }

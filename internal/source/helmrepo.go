@@ -91,13 +91,14 @@ func findHelmRepository(repo *url.URL) (*helmRepository, error) {
 // configuration, whose entry also brings the repository's certificate
 // authority, client certificate and insecure_skip_tls_verify (beside the
 // flags'), and whether the credentials go to archives on other hosts
-// (pass_credentials_all).
-func (f *Fetcher) repoClient(repo *url.URL) (c *client, user *url.Userinfo, passAll bool, err error) {
+// (pass_credentials_all). urlUser is the user information of the source's
+// URL.
+func (f *Fetcher) repoClient(repo *url.URL, urlUser *url.Userinfo) (c *client, user *url.Userinfo, passAll bool, err error) {
 	r, err := findHelmRepository(repo)
 	if err != nil || r == nil {
-		return f.client, repo.User, false, err
+		return f.client, urlUser, false, err
 	}
-	user = repo.User
+	user = urlUser
 	if user == nil && r.Username != "" {
 		user = url.UserPassword(r.Username, r.Password)
 	}

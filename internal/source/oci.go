@@ -29,11 +29,15 @@ type ociKind struct{}
 const ociTitle = "org.opencontainers.image.title"
 
 func (ociKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []File, error) {
+	_, user, err := parseSource(arg)
+	if err != nil {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
+	}
 	ref, err := ociReference(arg, f.opts.PlainHTTP)
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}
-	auth, err := ociAuth(ctx, arg, ref.Context())
+	auth, err := ociAuth(ctx, user, ref.Context())
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the Docker config: %w", err)}
 	}
@@ -189,10 +193,10 @@ func ociReference(arg string, plainHTTP bool) (name.Reference, error) {
 // as basic authentication, else the Docker config's credentials for the
 // registry ($DOCKER_CONFIG/config.json, ~/.docker/config.json, their
 // credential helpers), else anonymous.
-func ociAuth(ctx context.Context, arg string, repo name.Repository) (authn.Authenticator, error) {
-	if u, err := url.Parse(arg); err == nil && u.User != nil {
-		pass, _ := u.User.Password()
-		return &authn.Basic{Username: u.User.Username(), Password: pass}, nil
+func ociAuth(ctx context.Context, user *url.Userinfo, repo name.Repository) (authn.Authenticator, error) {
+	if user != nil {
+		pass, _ := user.Password()
+		return &authn.Basic{Username: user.Username(), Password: pass}, nil
 	}
 	return authn.Resolve(ctx, authn.DefaultKeychain, repo)
 }

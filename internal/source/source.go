@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,7 +231,7 @@ type kind interface {
 }
 
 func kindOf(arg string) (kind, error) {
-	u, err := url.Parse(arg)
+	u, _, err := parseSource(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -249,24 +248,4 @@ func kindOf(arg string) (kind, error) {
 		return ociKind{}, nil
 	}
 	return nil, fmt.Errorf("%s:// is not fetched: use https:// or oci://", u.Scheme)
-}
-
-// Redact is a source argument without the user information of its URL
-// (user:password@), as messages, the lock and the cache name it. It does
-// not parse the URL: one that does not parse loses it too.
-func Redact(arg string) string {
-	i := strings.Index(arg, "://")
-	if i < 0 {
-		return arg
-	}
-	rest := arg[i+3:]
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	at := strings.LastIndex(rest[:end], "@")
-	if at < 0 {
-		return arg
-	}
-	return arg[:i+3] + rest[at+1:]
 }
