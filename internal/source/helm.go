@@ -129,11 +129,11 @@ func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pi
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}
+	cr := creds{origin: originOf(repo), user: user, passAll: passAll}
 	base := *repo
-	base.User = user
 	base.Path = strings.TrimSuffix(base.Path, "/") + "/"
-	indexURL := base.JoinPath("index.yaml")
-	data, _, err := c.get(ctx, indexURL.String(), name)
+	base.RawPath = ""
+	data, _, err := c.get(ctx, base.JoinPath("index.yaml"), cr, name)
 	if err != nil {
 		return Pin{}, nil, err
 	}
@@ -165,12 +165,8 @@ func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pi
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the index.yaml's URL of %s %s: %w", chart, e.Version, err)}
 	}
-	if chartURL.Host != repo.Host && !passAll {
-		chartURL.User = nil // the repository's credentials go to it alone
-	} else if chartURL.User == nil {
-		chartURL.User = user
-	}
-	archive, final, err := c.get(ctx, chartURL.String(), name)
+	chartURL.User = nil // the index's words give no credentials
+	archive, final, err := c.get(ctx, chartURL, cr, name)
 	if err != nil {
 		return Pin{}, nil, err
 	}

@@ -87,12 +87,12 @@ func findHelmRepository(repo *url.URL) (*helmRepository, error) {
 }
 
 // repoClient is the client for a chart repository and the credentials of
-// its requests: those of the source's URL, else of Helm's repository
-// configuration, whose entry also brings the repository's certificate
-// authority, client certificate and insecure_skip_tls_verify (beside the
-// flags'), and whether the credentials go to archives on other hosts
-// (pass_credentials_all). urlUser is the user information of the source's
-// URL.
+// its requests: those of the source's URL (urlUser), else of Helm's
+// repository configuration, whose entry also brings the repository's
+// certificate authority, client certificate and insecure_skip_tls_verify
+// (beside the flags'), and whether the credentials go to archives of
+// other https origins (pass_credentials_all). Credentials and the client
+// certificate go to the repository's origin alone (origin.go).
 func (f *Fetcher) repoClient(repo *url.URL, urlUser *url.Userinfo) (c *client, user *url.Userinfo, passAll bool, err error) {
 	r, err := findHelmRepository(repo)
 	if err != nil || r == nil {

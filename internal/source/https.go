@@ -16,11 +16,19 @@ import (
 )
 
 // client is the HTTP client of every fetch: the proxy of the environment,
-// the system's certificates and CAFile's, and a timeout at each step.
+// the system's certificates and CAFile's, a timeout at each step, and the
+// rules of credentials and redirects (origin.go).
 type client struct {
-	http       *http.Client
-	maxBytes   int64
-	clientCert bool // a client certificate is shown to servers that ask
+	// bare shows no client certificate; withCert shows the client
+	// certificate to the servers that ask for one, and is nil without
+	// one: it serves the origin of the source alone.
+	bare, withCert http.RoundTripper
+	timeout        time.Duration
+	maxBytes       int64
+	clientCert     bool // a client certificate is shown to servers that ask
+	// plainHTTP: a redirect to plain http on loopback is followed, and an
+	// OCI registry elsewhere is reached without TLS.
+	plainHTTP bool
 }
 
 func newClient(opts Options) (*client, error) {
@@ -61,8 +69,13 @@ func newClient(opts Options) (*client, error) {
 	if maxBytes <= 0 {
 		maxBytes = 64 << 20
 	}
-	return &client{http: &http.Client{Transport: transport, Timeout: opts.Timeout}, maxBytes: maxBytes,
-		clientCert: len(tlsConfig.Certificates) > 0}, nil
+	c := &client{bare: transport, timeout: opts.Timeout, maxBytes: maxBytes, plainHTTP: opts.PlainHTTP}
+	if len(tlsConfig.Certificates) > 0 {
+		bare := transport.Clone()
+		bare.TLSClientConfig.Certificates = nil
+		c.bare, c.withCert, c.clientCert = bare, transport, true
+	}
+	return c, nil
 }
 
 // clientCertificate is the certificate of certFile with the key of
@@ -94,7 +107,11 @@ func clientCertificate(certFile, keyFile string) (tls.Certificate, error) {
 type httpsKind struct{}
 
 func (httpsKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []File, error) {
-	data, final, err := f.client.get(ctx, arg, name)
+	u, user, err := parseSource(arg)
+	if err != nil {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
+	}
+	data, final, err := f.client.get(ctx, u, creds{origin: originOf(u), user: user}, name)
 	if err != nil {
 		return Pin{}, nil, err
 	}
@@ -117,28 +134,23 @@ func (httpsKind) cached(c *blobs, name, digest string) ([]File, bool) {
 	return []File{{Path: p, Name: name}}, true
 }
 
-// get is the body of a GET of rawURL, at most maxBytes, and the URL it
-// came from after redirects (credentials removed, and the query of a
-// redirect: a release asset's is a signature that expires, which a lock
-// must neither hold nor change with). The user information of the URL is
-// sent as basic authentication, never to another host.
-func (c *client) get(ctx context.Context, rawURL, name string) ([]byte, string, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, "", &Error{Source: name, Input: true, Err: errors.New("not a URL")}
-	}
-	user := u.User
-	u.User = nil
+// get is the body of a GET of u (which has no user information), at
+// most maxBytes, and the URL it came from after redirects (credentials
+// removed, and the query of a redirect: a release asset's is a signature
+// that expires, which a lock must neither hold nor change with). The
+// credentials of cr go to their origin alone (client.do); a redirect
+// that checkRedirect refuses is an input error.
+func (c *client) get(ctx context.Context, u *url.URL, cr creds, name string) ([]byte, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, "", &Error{Source: name, Input: true, Err: err}
+		return nil, "", &Error{Source: name, Input: true, Err: errNotAURL}
 	}
-	if user != nil {
-		pass, _ := user.Password()
-		req.SetBasicAuth(user.Username(), pass)
-	}
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req, cr)
 	if err != nil {
+		var re *redirectError
+		if errors.As(err, &re) {
+			return nil, "", &Error{Source: name, Input: true, Err: re}
+		}
 		return nil, "", c.netError(name, err)
 	}
 	defer resp.Body.Close()

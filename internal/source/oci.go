@@ -42,7 +42,7 @@ func (ociKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the Docker config: %w", err)}
 	}
 	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithUserAgent("kubectl-crd"),
-		remote.WithTransport(plainHTTPGuard{next: f.client.http.Transport, allow: f.opts.PlainHTTP})}
+		remote.WithTransport(registryTransport{c: f.client, registry: ref.Context().RegistryStr()})}
 	desc, err := remote.Get(ref, opts...)
 	if err != nil {
 		return Pin{}, nil, f.ociError(name, ref, auth, err)
@@ -192,7 +192,11 @@ func ociReference(arg string, plainHTTP bool) (name.Reference, error) {
 // ociAuth is the user information of the reference (oci://user:token@...)
 // as basic authentication, else the Docker config's credentials for the
 // registry ($DOCKER_CONFIG/config.json, ~/.docker/config.json, their
-// credential helpers), else anonymous.
+// credential helpers), else anonymous. go-containerregistry adds them to
+// the requests of the registry's host and port alone (a blob's redirect
+// to storage goes without them), and to the token service the
+// registry's challenge names (over https, unless the registry is reached
+// over plain http), as docker does.
 func ociAuth(ctx context.Context, user *url.Userinfo, repo name.Repository) (authn.Authenticator, error) {
 	if user != nil {
 		pass, _ := user.Password()
@@ -213,6 +217,10 @@ func (f *Fetcher) ociError(name string, ref name.Reference, auth authn.Authentic
 	// asks again over plain http when TLS fails, and joins both errors.
 	if re := f.client.tlsRefusal(name, err); re != nil {
 		return re
+	}
+	var re *redirectError
+	if errors.As(err, &re) {
+		return &Error{Source: name, Input: true, Err: re}
 	}
 	var te *transport.Error
 	if !errors.As(err, &te) {
@@ -239,10 +247,17 @@ type plainHTTPGuard struct {
 }
 
 func (g plainHTTPGuard) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Scheme == "http" && !g.allow && !isLoopback(r.URL.Hostname()) {
-		return nil, fmt.Errorf("plain http to %s: only a registry on loopback is reached without TLS, unless --source-plain-http", r.URL.Host)
+	if err := g.check(r); err != nil {
+		return nil, err
 	}
 	return g.next.RoundTrip(r)
+}
+
+func (g plainHTTPGuard) check(r *http.Request) error {
+	if r.URL.Scheme == "http" && !g.allow && !isLoopback(r.URL.Hostname()) {
+		return fmt.Errorf("plain http to %s: only a registry on loopback is reached without TLS, unless --source-plain-http", r.URL.Host)
+	}
+	return nil
 }
 
 func isLoopback(host string) bool {

@@ -74,7 +74,8 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
   sourceInsecureSkipTLSVerify: false
                           with true, the certificates of remote sources are not verified (insecure)
   sourcePlainHTTP: false  with true, oci:// registries are reached without TLS (one on loopback
-                          always is)
+                          always is), and plain http on loopback is followed from https (a
+                          redirect, a chart's archive)
   chartValues: {crds: {enabled: true}}
   chartValuesFiles: values.yaml
                           values every Helm chart of crdPaths and previous is rendered with,

@@ -129,7 +129,8 @@ type CRDCheck struct {
 	// remote sources (insecure).
 	SourceInsecureSkipTLSVerify bool `json:"sourceInsecureSkipTLSVerify,omitempty"`
 	// SourcePlainHTTP reaches oci:// registries without TLS (one on
-	// loopback always is).
+	// loopback always is), and follows plain http on loopback from https
+	// (a redirect, a chart's archive).
 	SourcePlainHTTP bool `json:"sourcePlainHTTP,omitempty"`
 	// ChartValues are values every Helm chart of crdPaths and previous is
 	// rendered with (as a values file given to helm), after the files of
