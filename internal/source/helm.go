@@ -93,11 +93,14 @@ type helmRepoKind struct{}
 
 // repoIndex is what we read of a repository's index.yaml.
 type repoIndex struct {
-	Entries map[string][]struct {
-		Version string   `json:"version"`
-		URLs    []string `json:"urls"`
-		Digest  string   `json:"digest"`
-	} `json:"entries"`
+	Entries map[string][]indexEntry `json:"entries"`
+}
+
+// indexEntry is what we read of a chart's version in an index.yaml.
+type indexEntry struct {
+	Version string   `json:"version"`
+	URLs    []string `json:"urls"`
+	Digest  string   `json:"digest"`
 }
 
 // repoChart parses https://repo#chart@version: the repository's URL,
@@ -115,6 +118,13 @@ func repoChart(arg string) (repo *url.URL, user *url.Userinfo, chart, version st
 	return u, user, chart, version, nil
 }
 
+// fetch reads the repository's index.yaml with the repository's
+// credentials, and the archive it names for the version with the same
+// credentials when it is of the same origin, else none
+// (pass_credentials_all: to another https origin too); an archive by
+// plain http (but on loopback, with --source-plain-http) or without a
+// digest in the index is refused, and the archive's digest must be the
+// index's.
 func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []File, error) {
 	repo, user, chart, version, err := repoChart(arg)
 	if err != nil {
@@ -161,11 +171,10 @@ func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pi
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("no version %q of chart %s in the repository's index.yaml", version, chart)}
 	}
 	e := entries[best]
-	chartURL, err := base.Parse(e.URLs[0])
+	chartURL, want, err := archiveOf(c, &base, chart, e)
 	if err != nil {
-		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the index.yaml's URL of %s %s: %w", chart, e.Version, err)}
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}
-	chartURL.User = nil // the index's words give no credentials
 	archive, final, err := c.get(ctx, chartURL, cr, name)
 	if err != nil {
 		return Pin{}, nil, err
@@ -174,10 +183,39 @@ func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pi
 	if err != nil {
 		return Pin{}, nil, err
 	}
-	if e.Digest != "" && "sha256:"+strings.TrimPrefix(e.Digest, "sha256:") != digest {
-		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("%s: digest %s, not the %s of the repository's index.yaml", final, digest, e.Digest)}
+	if digest != want {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("%s: digest %s, not the %s of the repository's index.yaml", final, digest, want)}
 	}
 	return Pin{Source: name, Resolved: final, Version: e.Version, Digest: digest}, []File{{Path: p, Name: name, chart: true}}, nil
+}
+
+// archiveOf is the URL of an entry's archive (the first of its urls,
+// relative to the repository, its own user information dropped: the
+// index's words give no credentials) and the digest it must have, "sha256:"
+// and the index's; an error for an entry without a sha256 digest, and
+// for an archive a redirect could not go to either (plain http, another
+// scheme, no host).
+func archiveOf(c *client, base *url.URL, chart string, e indexEntry) (*url.URL, string, error) {
+	hexd := strings.ToLower(strings.TrimPrefix(e.Digest, "sha256:"))
+	if e.Digest == "" {
+		return nil, "", fmt.Errorf("the repository's index.yaml gives no digest of chart %s %s: its archive could not be verified", chart, e.Version)
+	}
+	if len(hexd) != 64 || strings.Trim(hexd, "0123456789abcdef") != "" {
+		return nil, "", fmt.Errorf("the repository's index.yaml gives chart %s %s a digest that is no sha256", chart, e.Version)
+	}
+	u, err := base.Parse(e.URLs[0])
+	if err != nil {
+		return nil, "", fmt.Errorf("the repository's index.yaml gives chart %s %s a URL that does not parse", chart, e.Version)
+	}
+	u.User = nil
+	if err := c.followable(u); err != nil {
+		var re *redirectError
+		if errors.As(err, &re) {
+			return nil, "", fmt.Errorf("the repository's index.yaml names the archive of chart %s %s by %s: %s", chart, e.Version, re.Target, re.Why)
+		}
+		return nil, "", err
+	}
+	return u, "sha256:" + hexd, nil
 }
 
 func (helmRepoKind) cached(c *blobs, name, digest string) ([]File, bool) {

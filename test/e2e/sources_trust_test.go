@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"io"
 	"log"
 	"net/http"
@@ -148,4 +150,70 @@ func TestSourceCredentialsStayWithTheirOrigin(t *testing.T) {
 		t.Errorf("another origin saw %+v, want neither credentials nor certificate", got)
 	}
 	noSecret(t, "a redirect", "secret", r.Stdout, r.Stderr)
+}
+
+// A chart repository's index.yaml that names the archive by plain http
+// (same host, another port), or gives it no digest, is refused (exit 2,
+// saying why), the archive never asked for; an archive of another https
+// origin is fetched without the repository's credentials, checked
+// against the index's digest.
+func TestSourceHelmArchiveTrust(t *testing.T) {
+	local := t.TempDir()
+	files, crs := ociCorpus(t, "keda@v2.21.0", local)
+	archive := crdsChart("1.0.0", files).tgz(t, "keda")
+	sum := sha256.Sum256(archive)
+	digest := hex.EncodeToString(sum[:])
+	serveArchive := func(w http.ResponseWriter, _ *http.Request) { w.Write(archive) }
+	plain := newWitness(t, nil, serveArchive)
+	other := newWitness(t, &tls.Config{}, serveArchive)
+	var mu sync.Mutex
+	var index string
+	repo := newWitness(t, &tls.Config{}, func(w http.ResponseWriter, r *http.Request) {
+		if user, pass, ok := r.BasicAuth(); !ok || user != "user" || pass != "hunter2-pw" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(w, index)
+	})
+	setIndex := func(url, digest string) {
+		mu.Lock()
+		defer mu.Unlock()
+		index = "apiVersion: v1\nentries:\n  keda:\n  - name: keda\n    version: 1.0.0\n    urls:\n    - " + url + "\n"
+		if digest != "" {
+			index += "    digest: " + digest + "\n"
+		}
+	}
+	// (the corpus objects hold "secret" of their own)
+	src := strings.Replace(repo.URL, "https://", "https://user:hunter2-pw@", 1) + "#keda@1.0.0"
+	name := repo.URL + "#keda@1.0.0"
+	ca := "--source-certificate-authority=" + writeCA(t, repo.Server)
+	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR="+t.TempDir(), "HELM_REPOSITORY_CONFIG="+filepath.Join(t.TempDir(), "none.yaml"))
+	for _, c := range []struct {
+		what, url, digest, want string
+	}{
+		{"plain http", plain.URL + "/keda-1.0.0.tgz", digest, "error: " + name + ": the repository's index.yaml names the archive of chart keda 1.0.0 by " +
+			plain.URL + "/keda-1.0.0.tgz: https is never downgraded to plain http (only to a server on loopback, with --source-plain-http)\n"},
+		{"no digest", other.URL + "/keda-1.0.0.tgz", "", "error: " + name + ": the repository's index.yaml gives no digest of chart keda 1.0.0: its archive could not be verified\n"},
+	} {
+		setIndex(c.url, c.digest)
+		r := x.Run("kubectl-crd", pruneArgs(src, crs, ca)...)
+		if r.Code != 2 || r.Stderr != c.want {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 2, stderr:\n%s", c.what, r.Code, r.Stderr, c.want)
+		}
+		noSecret(t, c.what, "hunter2-pw", r.Stdout, r.Stderr)
+	}
+	if got := append(plain.requests(), other.requests()...); len(got) != 0 {
+		t.Errorf("the archive was asked for: %+v", got)
+	}
+	setIndex(other.URL+"/keda-1.0.0.tgz", digest)
+	r := x.Run("kubectl-crd", pruneArgs(src, crs, ca)...)
+	if r.Code > 1 {
+		t.Fatalf("another origin: exit %d\n%s", r.Code, r.Stderr)
+	}
+	noSecret(t, "another origin", "hunter2-pw", r.Stdout, r.Stderr)
+	if got := other.requests(); len(got) != 1 || got[0].auth != "" {
+		t.Errorf("another origin saw %+v, want one request without credentials", got)
+	}
 }
