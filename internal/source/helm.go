@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
-	"sigs.k8s.io/yaml"
 )
 
 // Helm charts are schema sources too (docs/sources.md): a chart directory
@@ -91,18 +90,6 @@ func asCharts(files []File) []File {
 // the version it resolved to and the archive's digest.
 type helmRepoKind struct{}
 
-// repoIndex is what we read of a repository's index.yaml.
-type repoIndex struct {
-	Entries map[string][]indexEntry `json:"entries"`
-}
-
-// indexEntry is what we read of a chart's version in an index.yaml.
-type indexEntry struct {
-	Version string   `json:"version"`
-	URLs    []string `json:"urls"`
-	Digest  string   `json:"digest"`
-}
-
 // repoChart parses https://repo#chart@version: the repository's URL,
 // without its user information (returned apart).
 func repoChart(arg string) (repo *url.URL, user *url.Userinfo, chart, version string, err error) {
@@ -118,9 +105,9 @@ func repoChart(arg string) (repo *url.URL, user *url.Userinfo, chart, version st
 	return u, user, chart, version, nil
 }
 
-// fetch reads the repository's index.yaml with the repository's
-// credentials, and the archive it names for the version with the same
-// credentials when it is of the same origin, else none
+// fetch reads the repository's index.yaml (at most maxIndexBytes) with
+// the repository's credentials, and the archive it names for the version
+// with the same credentials when it is of the same origin, else none
 // (pass_credentials_all: to another https origin too); an archive by
 // plain http (but on loopback, with --source-plain-http) or without a
 // digest in the index is refused, and the archive's digest must be the
@@ -143,34 +130,18 @@ func (helmRepoKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pi
 	base := *repo
 	base.Path = strings.TrimSuffix(base.Path, "/") + "/"
 	base.RawPath = ""
-	data, _, err := c.get(ctx, base.JoinPath("index.yaml"), cr, name)
+	data, _, err := c.getAtMost(ctx, base.JoinPath("index.yaml"), cr, name, min(maxIndexBytes, c.maxBytes), "the limit of a chart repository's index.yaml")
 	if err != nil {
 		return Pin{}, nil, err
 	}
-	var idx repoIndex
-	if err := yaml.Unmarshal(data, &idx); err != nil {
+	entries, err := chartEntries(data, chart)
+	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the repository's index.yaml: %w", err)}
 	}
-	entries := idx.Entries[chart]
-	if len(entries) == 0 {
-		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("no chart %s in the repository's index.yaml", chart)}
+	e, err := chooseEntry(entries, chart, version)
+	if err != nil {
+		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}
-	best := -1
-	for i, e := range entries {
-		switch {
-		case version != "":
-			if e.Version == version || strings.TrimPrefix(e.Version, "v") == strings.TrimPrefix(version, "v") {
-				best = i
-			}
-		case strings.Contains(e.Version, "-"):
-		case best < 0 || compareVersions(e.Version, entries[best].Version) > 0:
-			best = i
-		}
-	}
-	if best < 0 || len(entries[best].URLs) == 0 {
-		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("no version %q of chart %s in the repository's index.yaml", version, chart)}
-	}
-	e := entries[best]
 	chartURL, want, err := archiveOf(c, &base, chart, e)
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}

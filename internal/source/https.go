@@ -141,6 +141,11 @@ func (httpsKind) cached(c *blobs, name, digest string) ([]File, bool) {
 // credentials of cr go to their origin alone (client.do); a redirect
 // that checkRedirect refuses is an input error.
 func (c *client) get(ctx context.Context, u *url.URL, cr creds, name string) ([]byte, string, error) {
+	return c.getAtMost(ctx, u, cr, name, c.maxBytes, "the limit of a fetch")
+}
+
+// getAtMost is get with a bound of its own, which limit names.
+func (c *client) getAtMost(ctx context.Context, u *url.URL, cr creds, name string, maxBytes int64, limit string) ([]byte, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, "", &Error{Source: name, Input: true, Err: errNotAURL}
@@ -157,7 +162,10 @@ func (c *client) get(ctx context.Context, u *url.URL, cr creds, name string) ([]
 	if resp.StatusCode != http.StatusOK {
 		return nil, "", &Error{Source: name, Input: resp.StatusCode < 500, Err: fmt.Errorf("the server answered %s", resp.Status)}
 	}
-	data, err := c.read(resp.Body, name)
+	if resp.ContentLength > maxBytes { // refused before it is read
+		return nil, "", &Error{Source: name, Input: true, Err: fmt.Errorf("larger than %d MiB, %s", maxBytes>>20, limit)}
+	}
+	data, err := readAtMost(resp.Body, name, maxBytes, limit)
 	if err != nil {
 		return nil, "", err
 	}
@@ -168,14 +176,14 @@ func (c *client) get(ctx context.Context, u *url.URL, cr creds, name string) ([]
 	return data, Redact(final.String()), nil
 }
 
-// read reads a body of at most maxBytes.
-func (c *client) read(body io.Reader, name string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(body, c.maxBytes+1))
+// readAtMost reads a body of at most maxBytes, which limit names.
+func readAtMost(body io.Reader, name string, maxBytes int64, limit string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(body, maxBytes+1))
 	if err != nil {
 		return nil, &Error{Source: name, Err: unwrapURL(err)}
 	}
-	if int64(len(data)) > c.maxBytes {
-		return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("larger than %d MiB, the limit of a fetch", c.maxBytes>>20)}
+	if int64(len(data)) > maxBytes {
+		return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("larger than %d MiB, %s", maxBytes>>20, limit)}
 	}
 	return data, nil
 }
