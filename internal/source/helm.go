@@ -58,9 +58,10 @@ func IsChart(arg string) bool {
 }
 
 // isChartURL says whether an https source is a chart: an archive (.tgz),
-// or a repository's chart named by the fragment.
+// or a repository's chart named by the fragment (of a URL that is no
+// file's, isFileURL).
 func isChartURL(u *url.URL) bool {
-	return strings.HasSuffix(u.Path, ".tgz") || u.Fragment != ""
+	return strings.HasSuffix(u.Path, ".tgz") || u.Fragment != "" && !isFileURL(u)
 }
 
 // helmArchiveKind is a chart's archive at an https URL: fetched as a file,

@@ -22,7 +22,10 @@ func TestChartForms(t *testing.T) {
 		}
 	}
 	for arg, want := range map[string]any{"https://example.com/crds.yaml": httpsKind{}, "https://example.com/app-1.0.0.tgz": helmArchiveKind{},
-		"https://charts.example.com#app@1.0.0": helmRepoKind{}, "https://charts.example.com/stable#app": helmRepoKind{}, "oci://r.example/app:1": ociKind{}} {
+		"https://charts.example.com#app@1.0.0": helmRepoKind{}, "https://charts.example.com/stable#app": helmRepoKind{}, "oci://r.example/app:1": ociKind{},
+		// A file's fragment, a line of a repository's web view, names no chart.
+		"https://raw.githubusercontent.com/org/repo/v1/crd.yaml#L10": httpsKind{}, "https://example.com/crds.JSON#x": httpsKind{},
+		"https://example.com/v1/crds.yml#L1-L9": httpsKind{}} {
 		if got, err := kindOf(arg); err != nil || got != want {
 			t.Errorf("kindOf(%s) = %T %v, want %T", arg, got, err, want)
 		}

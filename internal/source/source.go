@@ -10,7 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -238,6 +240,8 @@ func kindOf(arg string) (kind, error) {
 	switch strings.ToLower(u.Scheme) {
 	case "https":
 		switch {
+		case isFileURL(u):
+			return httpsKind{}, nil
 		case u.Fragment != "":
 			return helmRepoKind{}, nil
 		case isChartURL(u):
@@ -248,4 +252,15 @@ func kindOf(arg string) (kind, error) {
 		return ociKind{}, nil
 	}
 	return nil, fmt.Errorf("%s:// is not fetched: use https:// or oci://", u.Scheme)
+}
+
+// isFileURL says whether an https source is a file by its name (.yaml,
+// .yml, .json): its fragment (a line of a repository's web view, #L10)
+// is no chart's name, and is not sent.
+func isFileURL(u *url.URL) bool {
+	switch strings.ToLower(path.Ext(u.Path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }
