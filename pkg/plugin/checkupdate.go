@@ -150,6 +150,9 @@ func (o *CheckUpdateOptions) Validate() error {
 	if o.ChunkSize < 0 {
 		return usageErrorf("--chunk-size must be 0 or more, not %d", o.ChunkSize)
 	}
+	if err := refuseURLs("--objects", "check-update", o.Objects); err != nil {
+		return err
+	}
 	for _, name := range o.Objects {
 		if name == "-" && o.inputs.readsStdin() {
 			return usageErrorf("standard input (-) is named by both --objects and another input: it can be read only once")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -29,6 +30,8 @@ type inputFlags struct {
 	offline bool
 
 	usage inputUsage
+	// command is the command's name, for the words of its messages.
+	command string
 	// replaces: the CRDs of -f replace the versions before them
 	// (check-update's CRD upgrades), read by catalog.PrepareReplacement.
 	replaces bool
@@ -95,6 +98,7 @@ func (f *inputFlags) sources(into *inputDocs) []inputSource {
 
 // AddFlags registers the input flags the command has, with file completion.
 func (f *inputFlags) AddFlags(cmd *cobra.Command) {
+	f.command = cmd.Name()
 	if f.usage.Filename != "" {
 		cmd.Flags().StringSliceVarP(&f.Filenames, "filename", "f", nil, f.usage.Filename)
 		completeFiles(cmd, "filename")
@@ -131,6 +135,9 @@ func (f *inputFlags) readsStdin() bool {
 // two: the first reader would take it all and the second get nothing.
 func (f *inputFlags) Validate() error {
 	if err := f.remote.Validate(f.offline); err != nil {
+		return err
+	}
+	if err := refuseURLs("-f", f.command, f.Filenames); err != nil {
 		return err
 	}
 	first := ""
@@ -176,6 +183,23 @@ func (f *inputFlags) Read(stdin io.Reader) (*inputDocs, error) {
 		}
 	}
 	return docs, nil
+}
+
+// refuseURLs refuses a URL among the names of a flag that reads files,
+// directories and standard input (-f, --objects), saying how to give a
+// remote object: kubectl reads one by URL, and we would otherwise say the
+// path does not exist. Schemas are fetched (--crd-file, --old), objects
+// are not: the objects checked are those of the repository or of a
+// pipe.
+func refuseURLs(flag, command string, names []string) error {
+	for _, name := range names {
+		if source.IsRemote(name) {
+			return usageErrorf("%s %s: %s reads files, directories and standard input (-), not URLs: "+
+				"give a remote object through standard input, e.g. curl -fsSL URL | kubectl crd %s %s -",
+				flag, source.Redact(name), flag, command, flag)
+		}
+	}
+	return nil
 }
 
 // warnNoObjects warns on w when the objects of -f are none: kubectl apply

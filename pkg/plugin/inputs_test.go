@@ -341,3 +341,35 @@ func TestCRDsPreparedConcurrentlyInOrder(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant two warnings about the CRD defined twice, in order", r.code, r.stderr)
 	}
 }
+
+// -f and --objects read files, directories and standard input: a URL
+// among them is refused (exit 2), its password left out, saying how to
+// give a remote object, before anything is read or contacted (kubectl
+// reads -f by URL; the path does not exist, said before, was wrong).
+func TestRemoteObjectsRefused(t *testing.T) {
+	hint := func(flag, cmd string) string {
+		return flag + " reads files, directories and standard input (-), not URLs: give a remote object through standard input, e.g. curl -fsSL URL | kubectl crd " + cmd + " " + flag + " -\n"
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prune", "--offline", "--crd-file", exampleCRD, "-f", "https://user:secret@example.com/objects.yaml"},
+			"error: -f https://example.com/objects.yaml: " + hint("-f", "prune")},
+		{[]string{"check-update", "--offline", "--old", exampleJob, "-f", "https://example.com/new.yaml"},
+			"error: -f https://example.com/new.yaml: " + hint("-f", "check-update")},
+		{[]string{"check-update", "--offline", "--old", exampleCRD, "--objects", "oci://registry.example/backup:v1", "-f", exampleCRD},
+			"error: --objects oci://registry.example/backup:v1: " + hint("--objects", "check-update")},
+		{[]string{"explain-structural", "-f", "https://example.com/crd.yaml"},
+			"error: -f https://example.com/crd.yaml: " + hint("-f", "explain-structural")},
+		{[]string{"lower-mutability", "-f", "HTTPS://example.com/crd.yaml"},
+			"error: -f HTTPS://example.com/crd.yaml: " + hint("-f", "lower-mutability")},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := run(t, "", tc.args...)
+			if r.code != ExitInput || r.stdout != "" || r.stderr != tc.want {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 2, stderr:\n%s", r.code, r.stdout, r.stderr, tc.want)
+			}
+		})
+	}
+}
