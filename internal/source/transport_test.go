@@ -112,7 +112,8 @@ func TestRedirectNeverDowngrades(t *testing.T) {
 }
 
 // A redirect to another scheme than https, or to a URL without a host,
-// is the source's fault (exit 2), as is a source without a host.
+// is the source's fault (exit 2), as are a source without a host and a
+// redirect loop.
 func TestRedirectElsewhereIsInput(t *testing.T) {
 	src := newRecorder(t, true, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", strings.TrimPrefix(r.URL.Path, "/to/"))
@@ -126,6 +127,8 @@ func TestRedirectElsewhereIsInput(t *testing.T) {
 		inputError(t, target, fetchOnce(t, Options{Insecure: true}, src.URL+"/to/"+target), want)
 	}
 	inputError(t, "no host", fetchOnce(t, Options{Insecure: true}, "https:///crd.yaml"), "https:///crd.yaml: a URL without a host")
+	loop := newRecorder(t, true, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, r.URL.Path, http.StatusFound) })
+	inputError(t, "a loop", fetchOnce(t, Options{Insecure: true}, loop.URL+"/crd.yaml"), "redirected to "+loop.URL+"/crd.yaml: a redirect after 10: not followed")
 }
 
 // The URL's credentials and the client certificate go to the source's
