@@ -228,6 +228,18 @@ func JUnit(t testing.TB, doc []byte) JUnitDoc {
 	return d
 }
 
+// Totals are the testcases of every suite, and those failing: with a
+// failure.
+func (d JUnitDoc) Totals() (tests, failing int) {
+	for _, s := range d.Suites {
+		tests += len(s.Cases)
+		for _, c := range s.Cases {
+			failing += len(c.Failures)
+		}
+	}
+	return tests, failing
+}
+
 // GitHub reads workflow commands, a line each: "::LEVEL PROPS::MESSAGE"
 // with LEVEL error, warning or notice and the properties file, line and
 // title; the rule is the title's start, up to ": ".

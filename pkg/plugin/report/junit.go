@@ -75,7 +75,7 @@ func (j *junitWriter) Add(obj Object) error {
 		if it.Path != "" {
 			where += ": " + it.Path
 		}
-		fmt.Fprintf(&b, `      <failure message="%s" type="%s">%s</failure>`+"\n", attr(it.Message), attr(it.RuleID()), text(where+"\n"+it.Message))
+		fmt.Fprintf(&b, `      <failure message="%s" type="%s">%s</failure>`+"\n", attr(it.Message), attr(RuleID(it)), text(where+"\n"+it.Message))
 	}
 	if obj.Status == NotChecked && failures == 0 {
 		fmt.Fprintf(&b, `      <skipped message="%s"/>`+"\n", attr("not checked: no CustomResourceDefinition for "+obj.Ref.APIVersion+", kind "+obj.Ref.Kind))
@@ -103,7 +103,7 @@ func (j *junitWriter) Add(obj Object) error {
 // textLine is a finding as the text output prints it.
 func textLine(obj Object, it Item) string {
 	level := "Warning"
-	switch it.Level() {
+	switch Level(it) {
 	case "error":
 		level = "Error"
 	case "note":

@@ -96,7 +96,7 @@ func TestItemLevel(t *testing.T) {
 		{Item{Finding: finding.Finding{Check: finding.CRDChange, Severity: finding.Info}}, "note"},
 		{Item{Finding: finding.Finding{Severity: finding.Warning}}, "note"},
 	} {
-		if got := tc.it.Level(); got != tc.want {
+		if got := Level(tc.it); got != tc.want {
 			t.Errorf("%+v: level %q, want %q", tc.it, got, tc.want)
 		}
 	}
