@@ -161,9 +161,10 @@ func URI(file string) string {
 }
 
 // Spool is where a renderer keeps what it rendered until Finish:
-// safewrite.Spool, or a buffer in tests.
+// safewrite.Spool, or a buffer in tests. JUnit reads its parts back in
+// another order (Seek): a suite per file.
 type Spool interface {
-	io.ReadWriter
+	io.ReadWriteSeeker
 	Rewind() error
 }
 
