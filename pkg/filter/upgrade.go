@@ -23,7 +23,7 @@ func (c *CRDCheck) reportChanges(upgrades []*catalog.Upgrade, crds []catalog.Add
 	}
 	for _, up := range upgrades {
 		ref, file := crdRef(byName[up.New.CRD.Name()])
-		for _, v := range up.Verdicts(false) {
+		for _, v := range up.Verdicts(false, c.gate) {
 			f := v.Finding
 			f.Path = "" // a field of the objects, not of the CRD: the message names it
 			r := c.result(f, ref, file)

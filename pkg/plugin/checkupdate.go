@@ -273,12 +273,12 @@ func (o *CheckUpdateOptions) check(ctx context.Context, in *objectStream, out *u
 			if res.Status == catalog.UpdateSkipped {
 				continue
 			}
-			if err := out.Add(updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings}); err != nil {
+			it := updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings}
+			if err := out.Add(it); err != nil {
 				return err
 			}
-			refused = refused || len(res.Refused) > 0 && o.gate.FailsOn(finding.Update) ||
-				len(res.Warnings) > 0 && o.gate.FailsOn(finding.Prune) ||
-				res.Status == catalog.UpdateMissingCRD && o.gate.FailsOn(finding.MissingCRD)
+			findings, _ := it.findings()
+			refused = refused || finding.Failing(o.gate.Judge(findings))
 		}
 		return nil
 	})

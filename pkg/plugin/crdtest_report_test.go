@@ -74,11 +74,11 @@ func TestTestReportFormats(t *testing.T) {
 			switch format {
 			case "junit":
 				doc := reportcheck.JUnit(t, []byte(r.stdout))
-				if doc.Tests != tc.cases || doc.Failures != tc.failed || doc.Skipped != tc.noExp {
+				if doc.Tests != tc.cases || doc.Failures != tc.failed || doc.Skipped() != tc.noExp {
 					t.Errorf("%s -o junit: tests=%d failures=%d skipped=%d, want %d, %d, %d", tc.file,
-						doc.Tests, doc.Failures, doc.Skipped, tc.cases, tc.failed, tc.noExp)
+						doc.Tests, doc.Failures, doc.Skipped(), tc.cases, tc.failed, tc.noExp)
 				}
-				for _, c := range doc.Suites[0].Cases {
+				for _, c := range doc.Cases() {
 					if c.ClassName != tc.file || c.Name == "" {
 						t.Errorf("testcase %q of class %q", c.Name, c.ClassName)
 					}
@@ -149,18 +149,18 @@ func TestTestReportCoverageAndBadFile(t *testing.T) {
 	// fails; with --coverage alone, notes of the suite's system-err.
 	r = run(t, "", "test", suite, "--coverage=error", "-o", "junit")
 	doc := reportcheck.JUnit(t, []byte(r.stdout))
-	if r.code != ExitFindings || doc.Tests != 1+len(results) || doc.Failures != len(results) || doc.Suites[0].SystemErr != "" {
-		t.Errorf("--coverage=error -o junit: exit %d, %d tests, %d failures (want %d), system-err %q", r.code, doc.Tests, doc.Failures, len(results), doc.Suites[0].SystemErr)
+	if r.code != ExitFindings || doc.Tests != 1+len(results) || doc.Failures != len(results) || doc.SystemErr() != "" {
+		t.Errorf("--coverage=error -o junit: exit %d, %d tests, %d failures (want %d), system-err %q", r.code, doc.Tests, doc.Failures, len(results), doc.SystemErr())
 	}
-	for _, c := range doc.Suites[0].Cases {
+	for _, c := range doc.Cases() {
 		if len(c.Failures) > 0 && (c.Failures[0].Type != "TestCase" || !strings.Contains(c.Failures[0].Text, "no case's object is refused by")) {
 			t.Errorf("testcase %q: %+v", c.Name, c.Failures)
 		}
 	}
 	r = run(t, "", "test", suite, "--coverage", "-o", "junit")
 	doc = reportcheck.JUnit(t, []byte(r.stdout))
-	if r.code != 0 || doc.Tests != 1 || doc.Failures != 0 || !strings.Contains(doc.Suites[0].SystemErr, "no case's object is refused by") {
-		t.Errorf("--coverage -o junit: exit %d, %d tests, %d failures, system-err %q", r.code, doc.Tests, doc.Failures, doc.Suites[0].SystemErr)
+	if r.code != 0 || doc.Tests != 1 || doc.Failures != 0 || !strings.Contains(doc.SystemErr(), "no case's object is refused by") {
+		t.Errorf("--coverage -o junit: exit %d, %d tests, %d failures, system-err %q", r.code, doc.Tests, doc.Failures, doc.SystemErr())
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.test.yaml")

@@ -56,13 +56,9 @@ func (r *reportOutput) Finish(out io.Writer) error { return r.w.Finish(out) }
 // Close removes the spool.
 func (r *reportOutput) Close() { r.spool.Close() }
 
-// gateItems are findings with the gate's verdict on each.
+// gateItems are findings with the gate's verdict on each (finding.Gate.Judge).
 func gateItems(gate finding.Gate, findings []finding.Finding) []report.Item {
-	items := make([]report.Item, len(findings))
-	for i, f := range findings {
-		items[i] = report.Item{Finding: f, Fails: gate.Fails(f)}
-	}
-	return items
+	return gate.Judge(findings)
 }
 
 // reportObject is an object of the run, where it is and its findings;

@@ -295,15 +295,13 @@ func (u *upgradeCheck) listAndCheck(ctx context.Context, c *cluster, cat *catalo
 	return listErr
 }
 
-// failed says whether the upgrade fails the run: a change the gate fails
-// on that fails its upgrade (catalog.ChangeVerdict; strict: any Breaking,
-// DataLoss or Invalid change at all).
+// failed says whether an upgrade fails the run (catalog.Upgrade.Fails:
+// a change that fails it, or an existing object hurt; strict: any
+// Breaking, DataLoss or Invalid change at all).
 func (u *upgradeCheck) failed(strict bool, gate finding.Gate) bool {
 	for _, up := range u.upgrades {
-		for _, v := range up.Verdicts(strict) {
-			if v.Fails && gate.Fails(v.Finding) {
-				return true
-			}
+		if up.Fails(strict, gate) {
+			return true
 		}
 	}
 	return false
@@ -408,7 +406,7 @@ func (u *upgradeCheck) print(out io.Writer) error {
 		}
 		fmt.Fprintf(out, "CustomResourceDefinition %s (%s, replacing %s): %s; %s checked, %d hurt\n",
 			name, up.Source, old, plural(len(up.Changes), "change"), plural(up.Checked, "object"), up.Hurt)
-		verdicts := up.Verdicts(false)
+		verdicts := up.Verdicts(false, u.gate)
 		for _, sev := range crdupgrade.Severities {
 			heading := false
 			for _, v := range verdicts {
@@ -439,14 +437,11 @@ func (u *upgradeCheck) print(out io.Writer) error {
 }
 
 // existingObject is an existing object of an upgrade, for the report of
-// -o sarif, junit or github: a finding fails the run when the gate fails
-// on it and it hurts the object (the change that hurts it fails the
-// upgrade). An object of the cluster is placed at the CRD that hurts it.
+// -o sarif, junit or github, with the engine's verdict on its findings
+// (catalog.JudgeImpact). An object of the cluster is placed at the CRD
+// that hurts it.
 func (u *upgradeCheck) existingObject(imp *crdupgrade.ObjectImpact, findings []finding.Finding) report.Object {
-	items := make([]report.Item, len(findings))
-	for i, f := range findings {
-		items[i] = report.Item{Finding: f, Fails: f.Severity == finding.Error && u.gate.Fails(f)}
-	}
+	items := catalog.JudgeImpact(u.gate, findings)
 	src := imp.Source
 	if src.File == "" {
 		for _, up := range u.upgrades {
@@ -458,15 +453,15 @@ func (u *upgradeCheck) existingObject(imp *crdupgrade.ObjectImpact, findings []f
 	return reportObject(imp.Object, src, false, items)
 }
 
-// reportObjects are the upgrades, each a CRD with its changes (gate's
-// verdict on each, as failed's; strict: --strict) and what no change explains, for the
-// report of -o sarif, junit or github.
+// reportObjects are the upgrades, each a CRD with its changes (the
+// engine's verdict on each, catalog.Upgrade.Verdicts; strict: --strict)
+// and what no change explains, for the report of -o sarif, junit or github.
 func (u *upgradeCheck) reportObjects(strict bool, gate finding.Gate) []report.Object {
 	var out []report.Object
 	for _, up := range u.upgrades {
 		var items []report.Item
-		for _, v := range up.Verdicts(strict) {
-			items = append(items, report.Item{Finding: v.Finding, Fails: v.Fails && gate.Fails(v.Finding)})
+		for _, v := range up.Verdicts(strict, gate) {
+			items = append(items, report.Item{Finding: v.Finding, Fails: v.Fails})
 		}
 		for _, x := range up.Unexplained {
 			items = append(items, report.Item{Finding: finding.Finding{Severity: finding.Warning, Path: x.Path, Reason: x.What,

@@ -22,7 +22,7 @@ type reportCase struct {
 	// json runs the same command for its JSON report; expect reads that
 	// report: the findings, placed, and the objects (JUnit's testcases).
 	json   func(args []string) []string
-	expect func(t *testing.T, report []byte) (findings []string, objects int)
+	expect func(t *testing.T, args []string, report []byte) (findings []string, objects int)
 }
 
 // TestReportsMatchJSON renders every CI format for the examples and for a
@@ -63,7 +63,7 @@ func (tc reportCase) run(t *testing.T) {
 	if j.Code > 1 {
 		t.Fatalf("%v: exit %d:\n%s", tc.args, j.Code, j.Stderr)
 	}
-	want, objects := tc.expect(t, []byte(j.Stdout))
+	want, objects := tc.expect(t, tc.args, []byte(j.Stdout))
 	slices.Sort(want)
 	render := func(format string) Result {
 		r := x.Run("kubectl-crd", append(slices.Clip(tc.args), "-o", format)...)
@@ -84,9 +84,9 @@ func (tc reportCase) run(t *testing.T) {
 	if diff := cmp.Diff(placed(sarif, false), placed(github, false)); diff != "" {
 		t.Errorf("GitHub commands against SARIF results (-sarif +github):\n%s", diff)
 	}
-	junit := reportcheck.JUnit(t, []byte(render("junit").Stdout)).Suites[0]
-	if junit.Tests != objects || junit.Failures != errors {
-		t.Errorf("JUnit: %d testcases, %d failures; want %d objects, %d errors", junit.Tests, junit.Failures, objects, errors)
+	tests, failing := reportcheck.JUnit(t, []byte(render("junit").Stdout)).Totals()
+	if tests != objects || failing != errors {
+		t.Errorf("JUnit: %d testcases, %d failures; want %d objects, %d errors", tests, failing, objects, errors)
 	}
 	t.Logf("%d findings (%d errors), %d objects", len(want), errors, objects)
 }
@@ -159,7 +159,7 @@ type jsonError struct {
 func pruneCI(name, dir string, args ...string) reportCase {
 	return reportCase{name: name, dir: dir, args: append([]string{"prune", "--offline"}, args...),
 		json: func(args []string) []string { return append(slices.Clip(args), "--report", "-") },
-		expect: func(t *testing.T, doc []byte) ([]string, int) {
+		expect: func(t *testing.T, _ []string, doc []byte) ([]string, int) {
 			var r struct {
 				Items []struct {
 					Object           jsonRef
@@ -202,7 +202,7 @@ func pruneCI(name, dir string, args ...string) reportCase {
 func explainCI(name, dir string, args ...string) reportCase {
 	return reportCase{name: name, dir: dir, args: append([]string{"explain-structural"}, args...),
 		json: func(args []string) []string { return append(slices.Clip(args), "-o", "json") },
-		expect: func(t *testing.T, doc []byte) ([]string, int) {
+		expect: func(t *testing.T, _ []string, doc []byte) ([]string, int) {
 			var r struct {
 				CRDs []struct {
 					Source                          jsonSource
@@ -240,7 +240,7 @@ func explainCI(name, dir string, args ...string) reportCase {
 func checkUpdateCI(name, dir string, args ...string) reportCase {
 	return reportCase{name: name, dir: dir, args: append([]string{"check-update", "--offline"}, args...),
 		json: func(args []string) []string { return append(slices.Clip(args), "-o", "json") },
-		expect: func(t *testing.T, doc []byte) ([]string, int) {
+		expect: func(t *testing.T, _ []string, doc []byte) ([]string, int) {
 			var r struct {
 				Items []struct {
 					Source     jsonSource

@@ -164,66 +164,130 @@ func checkSARIFResult(t testing.TB, res map[string]interface{}, i int, rules []s
 	return f
 }
 
-// JUnitDoc is a JUnit document as read back.
+// JUnitDoc is a JUnit document as read back: its suites, one per file.
 type JUnitDoc struct {
-	XMLName  xml.Name `xml:"testsuites"`
-	Tests    int      `xml:"tests,attr"`
-	Failures int      `xml:"failures,attr"`
-	Skipped  int      `xml:"skipped,attr"`
-	Suites   []struct {
-		Name      string `xml:"name,attr"`
-		Tests     int    `xml:"tests,attr"`
-		Failures  int    `xml:"failures,attr"`
-		Errors    int    `xml:"errors,attr"`
-		Skipped   int    `xml:"skipped,attr"`
-		SystemErr string `xml:"system-err"`
-		Cases     []struct {
-			Name      string `xml:"name,attr"`
-			ClassName string `xml:"classname,attr"`
-			Failures  []struct {
-				Message string `xml:"message,attr"`
-				Type    string `xml:"type,attr"`
-				Text    string `xml:",chardata"`
-			} `xml:"failure"`
-			Skipped *struct {
-				Message string `xml:"message,attr"`
-			} `xml:"skipped"`
-			SystemOut string `xml:"system-out"`
-		} `xml:"testcase"`
-	} `xml:"testsuite"`
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Suites   []JUnitSuite `xml:"testsuite"`
 }
 
-// JUnit parses a JUnit document strictly and checks that its counts
-// are those of its elements: tests the testcases, failures the failure
-// elements, skipped the skipped ones, for testsuites and its one suite.
+// JUnitSuite is a testsuite: the objects of one file (File), or of none.
+type JUnitSuite struct {
+	Name      string      `xml:"name,attr"`
+	File      string      `xml:"file,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	SystemErr string      `xml:"system-err"`
+	Cases     []JUnitCase `xml:"testcase"`
+}
+
+// JUnitCase is a testcase.
+type JUnitCase struct {
+	Name      string `xml:"name,attr"`
+	ClassName string `xml:"classname,attr"`
+	Failures  []struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Text    string `xml:",chardata"`
+	} `xml:"failure"`
+	Errors []struct {
+		Message string `xml:"message,attr"`
+	} `xml:"error"`
+	Skipped *struct {
+		Message string `xml:"message,attr"`
+	} `xml:"skipped"`
+	SystemOut string `xml:"system-out"`
+}
+
+// Cases are the testcases of every suite, in order.
+func (d JUnitDoc) Cases() []JUnitCase {
+	var out []JUnitCase
+	for _, s := range d.Suites {
+		out = append(out, s.Cases...)
+	}
+	return out
+}
+
+// SystemErr is the system-err of every suite, in order.
+func (d JUnitDoc) SystemErr() string {
+	var b strings.Builder
+	for _, s := range d.Suites {
+		b.WriteString(s.SystemErr)
+	}
+	return b.String()
+}
+
+// Skipped counts the skipped testcases of every suite.
+func (d JUnitDoc) Skipped() int {
+	n := 0
+	for _, s := range d.Suites {
+		n += s.Skipped
+	}
+	return n
+}
+
+// Totals are the testcases of every suite, and those failing: with a
+// failure or an error.
+func (d JUnitDoc) Totals() (tests, failing int) {
+	for _, c := range d.Cases() {
+		tests++
+		failing += len(c.Failures) + len(c.Errors)
+	}
+	return tests, failing
+}
+
+// JUnit parses a JUnit document strictly, checks it against the JUnit
+// schema CI servers validate with (JUnitSchema), and checks what we
+// promise of ours: the counts are those of the elements (tests the
+// testcases, failures the failure elements, skipped the skipped ones,
+// errors none), per suite and in testsuites' sums; every testcase has a
+// name and a classname; a suite of a file names it, and its testcases
+// are of that class; no two suites are of one file.
 func JUnit(t testing.TB, doc []byte) JUnitDoc {
 	t.Helper()
+	for _, err := range JUnitSchema(doc) {
+		t.Errorf("not valid JUnit (junit-10.xsd): %v", err)
+	}
 	var d JUnitDoc
 	dec := xml.NewDecoder(strings.NewReader(string(doc)))
 	dec.Strict = true
 	if err := dec.Decode(&d); err != nil {
 		t.Fatalf("not well-formed JUnit XML: %v\n%s", err, doc)
 	}
-	if len(d.Suites) != 1 {
-		t.Fatalf("%d testsuites, want 1", len(d.Suites))
-	}
-	s := d.Suites[0]
-	failures, skipped := 0, 0
-	for _, c := range s.Cases {
-		if c.Name == "" || c.ClassName == "" {
-			t.Errorf("testcase without name or classname: %+v", c)
+	var tests, failures int
+	files := map[string]bool{}
+	for _, s := range d.Suites {
+		f, skipped := 0, 0
+		for _, c := range s.Cases {
+			if c.Name == "" || c.ClassName == "" {
+				t.Errorf("testcase without name or classname: %+v", c)
+			}
+			if s.File != "" && c.ClassName != s.File {
+				t.Errorf("suite of %s: a testcase of class %s", s.File, c.ClassName)
+			}
+			f += len(c.Failures)
+			if c.Skipped != nil {
+				skipped++
+			}
 		}
-		failures += len(c.Failures)
-		if c.Skipped != nil {
-			skipped++
+		if s.Tests != len(s.Cases) || s.Failures != f || s.Skipped != skipped || s.Errors != 0 {
+			t.Errorf("testsuite %s counts tests=%d failures=%d skipped=%d errors=%d; its elements: %d, %d, %d",
+				s.Name, s.Tests, s.Failures, s.Skipped, s.Errors, len(s.Cases), f, skipped)
 		}
+		if s.File != "" && s.Name != s.File || files[s.File] {
+			t.Errorf("testsuite %q of file %q: not the one suite of its file", s.Name, s.File)
+		}
+		files[s.File] = true
+		tests += s.Tests
+		failures += s.Failures
 	}
-	if s.Tests != len(s.Cases) || s.Failures != failures || s.Skipped != skipped || s.Errors != 0 {
-		t.Errorf("testsuite counts tests=%d failures=%d skipped=%d errors=%d; its elements: %d, %d, %d",
-			s.Tests, s.Failures, s.Skipped, s.Errors, len(s.Cases), failures, skipped)
-	}
-	if d.Tests != s.Tests || d.Failures != s.Failures || d.Skipped != s.Skipped {
-		t.Errorf("testsuites counts %d/%d/%d differ from its suite's", d.Tests, d.Failures, d.Skipped)
+	if d.Tests != tests || d.Failures != failures || d.Errors != 0 {
+		t.Errorf("testsuites counts %d/%d/%d, its suites' %d/%d/0", d.Tests, d.Failures, d.Errors, tests, failures)
 	}
 	return d
 }

@@ -93,6 +93,9 @@ type Upgrade struct {
 	// Checked counts the existing objects run through the upgrade; Hurt
 	// those it hurts (a finding of error severity: data lost, refused).
 	Checked, Hurt int
+	// hurtBy are the checks of the findings that hurt an object, whether
+	// or not a change explains them (Unexplained): what Fails judges.
+	hurtBy map[finding.Check]bool
 }
 
 // ChangeVerdict is a change of an upgrade once the objects are counted.
@@ -103,14 +106,16 @@ type ChangeVerdict struct {
 	// Hurt counts the objects it hurts: every object checked for a change
 	// that concerns them all (a version, a name).
 	Hurt int
-	// Fails: a Breaking, DataLoss or Invalid change that hurts an object,
-	// or the server refusing the CRD update; with strict, any such change.
+	// Fails: the gate fails on the change's check, and it is a Breaking,
+	// DataLoss or Invalid change that hurts an object, or the server
+	// refusing the CRD update; with strict, any such change.
 	Fails bool
 }
 
 // Verdicts are the changes of u, the worst first, with the objects each
-// hurts: the one rule of both front ends for what an upgrade fails.
-func (u *Upgrade) Verdicts(strict bool) []ChangeVerdict {
+// hurts and gate's verdict on each: the one rule of both front ends for
+// what a change of an upgrade fails.
+func (u *Upgrade) Verdicts(strict bool, gate finding.Gate) []ChangeVerdict {
 	var out []ChangeVerdict
 	for i, a := range u.Tally.Affected() {
 		v := ChangeVerdict{Finding: u.Findings[i], Affected: a, Hurt: len(a.Objects)}
@@ -119,10 +124,40 @@ func (u *Upgrade) Verdicts(strict bool) []ChangeVerdict {
 		if !a.Counted && severe {
 			v.Hurt = u.Checked
 		}
-		v.Fails = severe && (strict || a.Change.Kind == crdupgrade.Refused || v.Hurt > 0)
+		v.Fails = severe && (strict || a.Change.Kind == crdupgrade.Refused || v.Hurt > 0) && gate.Fails(v.Finding)
 		out = append(out, v)
 	}
 	return out
+}
+
+// JudgeImpact is gate's verdict on the findings of an existing object of
+// an upgrade (AddImpact's): one fails the run when it hurts the object
+// (an error: data lost, a refusal) and the gate fails on its check,
+// whether or not a change of the upgrade explains it.
+func JudgeImpact(gate finding.Gate, findings []finding.Finding) []finding.Judged {
+	out := gate.Judge(findings)
+	for i := range out {
+		out[i].Fails = out[i].Fails && out[i].Severity == finding.Error
+	}
+	return out
+}
+
+// Fails reports whether the upgrade fails the run under gate (strict:
+// --strict): a change does (Verdicts), or an existing object is hurt by a
+// finding JudgeImpact fails, so that the run fails exactly when its
+// report shows a failing result.
+func (u *Upgrade) Fails(strict bool, gate finding.Gate) bool {
+	for _, v := range u.Verdicts(strict, gate) {
+		if v.Fails {
+			return true
+		}
+	}
+	for check := range u.hurtBy {
+		if gate.Fails(finding.Finding{Check: check}) {
+			return true
+		}
+	}
+	return false
 }
 
 // Upgrades compares the added CRDs named in only (every added CRD when
@@ -271,11 +306,18 @@ func (c *Catalog) AddImpact(imp *Impact) []finding.Finding {
 	u.Unexplained = append(u.Unexplained, u.Tally.Add(imp.ObjectImpact)...)
 	findings := finding.FromImpact(imp.ObjectImpact)
 	u.Checked++
+	hurt := false
 	for _, f := range findings {
 		if f.Severity == finding.Error {
-			u.Hurt++
-			break
+			hurt = true
+			if u.hurtBy == nil {
+				u.hurtBy = map[finding.Check]bool{}
+			}
+			u.hurtBy[f.Check] = true
 		}
+	}
+	if hurt {
+		u.Hurt++
 	}
 	return findings
 }

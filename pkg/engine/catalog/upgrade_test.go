@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
@@ -119,5 +120,60 @@ func TestUpgrades(t *testing.T) {
 				t.Errorf("unexplained: %+v", ups[0].Unexplained)
 			}
 		})
+	}
+}
+
+// Whether an upgrade fails the run is what its report shows, for every
+// gate, strict or not: a change that fails (Verdicts) or an existing
+// object's finding that does (JudgeImpact). The new CRD changes the scope:
+// the server refuses the update (Breaking) and would refuse the objects
+// (Invalid); failing on Invalid alone, the objects fail the upgrade though
+// no change does (issue 38: the run exited 0 with errors in its report).
+func TestUpgradeFailsAsItsReport(t *testing.T) {
+	const dir = "../../../test/e2e/testdata/crdupgrade-refused/"
+	c := newServed(Options{})
+	if ok, err := c.AddPreviousCRD(readFile(t, dir+"old.yaml")[0]); !ok || err != nil {
+		t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+	}
+	if _, _, err := c.AddCRD(readFile(t, dir+"scope.yaml")[0]); err != nil {
+		t.Fatal(err)
+	}
+	ups, err := c.Upgrades(context.Background(), nil)
+	if err != nil || len(ups) != 1 {
+		t.Fatalf("%d upgrades: %v", len(ups), err)
+	}
+	up := ups[0]
+	var objects [][]finding.Finding
+	for _, d := range readFile(t, dir+"objects.yaml") {
+		_, findings, err := c.UpgradeImpact(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects = append(objects, findings)
+	}
+	gates := [][]string{nil, {}}
+	for _, check := range finding.Checks {
+		gates = append(gates, []string{string(check)})
+	}
+	for _, names := range gates {
+		gate, err := finding.NewGate(names, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, strict := range []bool{false, true} {
+			changes, hurt := false, false
+			for _, v := range up.Verdicts(strict, gate) {
+				changes = changes || v.Fails
+			}
+			for _, findings := range objects {
+				hurt = hurt || finding.Failing(JudgeImpact(gate, findings))
+			}
+			if got := up.Fails(strict, gate); got != (changes || hurt) {
+				t.Errorf("failOn %v, strict %v: Fails %v; a change fails %v, an object %v", names, strict, got, changes, hurt)
+			}
+			if fmt.Sprint(names) == "[Invalid]" && !strict && (changes || !hurt) {
+				t.Errorf("failOn [Invalid]: a change fails %v, an object %v; want the objects alone", changes, hurt)
+			}
+		}
 	}
 }

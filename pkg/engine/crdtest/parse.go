@@ -3,6 +3,8 @@ package crdtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -20,11 +22,11 @@ func parseCase(n node) (*Case, error) {
 		return nil, err
 	}
 	if c.Object, err = n.key("object").object(); err != nil {
-		return nil, err
+		return nil, ofCase(c.Name, "object", err)
 	}
 	if _, ok := m["oldObject"]; ok {
 		if c.OldObject, err = n.key("oldObject").object(); err != nil {
-			return nil, err
+			return nil, ofCase(c.Name, "oldObject", err)
 		}
 	}
 	if _, ok := m["oldCRD"]; ok {
@@ -43,10 +45,25 @@ func parseCase(n node) (*Case, error) {
 	return c, nil
 }
 
-// object is an object written inline, or the one object of a file.
+// ofCase names the case and its field (object, oldObject) in err when it
+// is an object over a bound (document.ErrBeyondLimits): each object of a
+// case is a request body, bounded as one.
+func ofCase(name, field string, err error) error {
+	var ie *document.InputError
+	if errors.As(err, &ie) && errors.Is(err, document.ErrBeyondLimits) {
+		return &document.InputError{Source: ie.Source, Err: ie.Err, Msg: fmt.Sprintf("case %q: its %s: %s", name, field, ie.Msg)}
+	}
+	return err
+}
+
+// object is an object written inline, or the one object of a file; either
+// is bounded as a request body (document.CheckRequestBody).
 func (n node) object() (*document.Document, error) {
 	switch v := n.v.(type) {
 	case map[string]interface{}:
+		if err := document.CheckRequestBody(v, document.Source{File: n.d.Source.File, Line: n.line()}); err != nil {
+			return nil, err
+		}
 		data, err := json.Marshal(v)
 		if err != nil {
 			return nil, n.errorf("%v", err)
@@ -59,6 +76,9 @@ func (n node) object() (*document.Document, error) {
 		return docs[0], nil
 	case string:
 		docs, err := readDocs(n.relative(v))
+		if errors.Is(err, document.ErrBeyondLimits) {
+			return nil, err // at its file and line
+		}
 		if err != nil {
 			return nil, n.errorf("%v", err)
 		}

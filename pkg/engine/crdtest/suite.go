@@ -80,14 +80,17 @@ type ErrorExpect struct {
 	Line int
 }
 
-// ReadFile reads the suites of a test file: every document is one.
+// ReadFile reads the suites of a test file: every document is one. A
+// suite is no request, but holds them: it is bounded as every document of
+// the inputs is (64 MiB, document.MaxDocumentBytes), and the object of
+// each case as the request body it is (3 MiB, parseCase).
 func ReadFile(name string) ([]*Suite, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, &document.InputError{Source: document.Source{File: name}, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
-	docs, err := document.Read(f, name)
+	docs, err := document.ReadHolders(f, name)
 	if err != nil {
 		return nil, err
 	}

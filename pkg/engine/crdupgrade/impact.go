@@ -36,7 +36,9 @@ type ObjectValidator interface {
 //     of files may be invalid, an object of a cluster kept by ratcheting):
 //     not the upgrade's doing.
 //   - UpdateErrors: why the server refuses even an unchanged write of it
-//     (a no-op update): what ratcheting does not let through.
+//     (a no-op update): what ratcheting does not let through, and the old
+//     CRD did not refuse of the same write (an object of a file without a
+//     name is refused by both).
 //   - NextWrite: what its next write (any: a label, a status update)
 //     drops for good beyond what reading it drops, when the new CRD stores
 //     objects in another version than the one it reads in: written back,
@@ -118,17 +120,7 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, def
 		return nil, inputErr(err)
 	}
 	imp.Before = prune.FieldErrors(doc, before)
-	known := map[string]bool{}
-	for _, e := range before {
-		known[e.Error()] = true
-	}
-	var fresh field.ErrorList
-	for _, e := range errs {
-		if !known[e.Error()] {
-			fresh = append(fresh, e)
-		}
-	}
-	if len(fresh) > 0 {
+	if fresh := without(errs, before); len(fresh) > 0 {
 		imp.Status, imp.Errors = prune.Invalid, prune.FieldErrors(doc, fresh)
 	}
 	uv, err := v.UpdateValidator(new, version)
@@ -142,9 +134,39 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, def
 		held = update.InNamespace(held, namespace)
 	}
 	if errs := uv.ValidateUpdate(held, held); len(errs) > 0 {
-		imp.UpdateErrors = prune.FieldErrors(doc, errs)
+		// What the old CRD refuses of the same write is not the upgrade's
+		// doing (an object of a file without a name): as for a create.
+		ouv, err := v.UpdateValidator(old, gv.Version)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		was := stored.Object
+		if imp.ReadAs != "" {
+			was = copyWith(was, "apiVersion", ref.APIVersion) // as the old CRD stores it
+		}
+		if !old.ClusterScoped() {
+			was = update.InNamespace(was, namespace)
+		}
+		if errs = without(errs, ouv.ValidateUpdate(was, was)); len(errs) > 0 {
+			imp.UpdateErrors = prune.FieldErrors(doc, errs)
+		}
 	}
 	return imp, nil
+}
+
+// without are the errors of errs that known does not hold, by their words.
+func without(errs, known field.ErrorList) field.ErrorList {
+	seen := map[string]bool{}
+	for _, e := range known {
+		seen[e.Error()] = true
+	}
+	var out field.ErrorList
+	for _, e := range errs {
+		if !seen[e.Error()] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // nextWrite is the write of the object as it reads (held, in version)

@@ -93,6 +93,12 @@ func TestImpact(t *testing.T) {
 			[]string{object("a", "{size: 1, name: y}")},
 			[]string{"Refused spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: a", "FieldRemoved spec.name: a"},
 			[]string{"a spec.name UnknownField"}, []string{"a spec Invalid value"}, []string{"a spec Invalid value"}},
+		// An object of a file without a name (issue 38): the old CRD refuses
+		// its create and its unchanged write as the new one does; that is
+		// not the upgrade's doing, and nothing of it is left unexplained.
+		{"an object without a name", one(base, ""), one("size: {type: integer, maximum: 5}\nname: {type: string}\n", ""),
+			[]string{"apiVersion: example.com/v1\nkind: Foo\nmetadata: {namespace: default}\nspec: {size: 9}\n"},
+			[]string{"BoundTightened spec.size: "}, nil, []string{" spec.size Invalid value"}, nil},
 		{"list type atomic to set (duplicates)", one("list: {type: array, items: {type: string}}\n", ""),
 			one("list: {type: array, x-kubernetes-list-type: set, items: {type: string}}\n", ""),
 			[]string{object("a", "{list: [p, q]}"), object("b", "{list: [x, x]}")},

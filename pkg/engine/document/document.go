@@ -123,7 +123,13 @@ func shiftYAMLError(err error, file string, startLine int) *InputError {
 	return &InputError{Source: Source{File: file, Line: startLine}, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 }
 
+// parseChunk is the document of c, an object or a List of them: a request.
 func parseChunk(c chunk, file string) (*Document, error) {
+	return parseChunkBound(c, file, requestBound)
+}
+
+// parseChunkBound is parseChunk of a document bounded by b.
+func parseChunkBound(c chunk, file string, b bound) (*Document, error) {
 	d := &Document{
 		Source:    Source{File: file, Line: c.startLine},
 		raw:       c.text,
@@ -139,7 +145,7 @@ func parseChunk(c chunk, file string) (*Document, error) {
 			if len(node.Content) > 0 {
 				src.Line += node.Content[0].Line - 1
 			}
-			if err := checkAliases(node, src); err != nil {
+			if err := checkAliases(node, src, b); err != nil {
 				return nil, err
 			}
 		}
@@ -201,7 +207,7 @@ func parseChunk(c chunk, file string) (*Document, error) {
 	if js == nil {
 		upTo = 6*len(c.data) + 16
 	}
-	return d, d.checkSize(upTo)
+	return d, d.checkSize(upTo, b)
 }
 
 // badKeyLine is the 1-based line, within text, of the first key kubectl's
@@ -302,7 +308,7 @@ func firstContentLine(text []byte) (int, bool) {
 }
 
 // parseJSON reads a JSON document of a JSON stream, at line of the file.
-func parseJSON(raw []byte, file string, line int) (*Document, error) {
+func parseJSON(raw []byte, file string, line int, b bound) (*Document, error) {
 	raw = bytes.TrimSpace(raw)
 	if bytes.Equal(raw, []byte("null")) {
 		return nil, nil
@@ -328,7 +334,7 @@ func parseJSON(raw []byte, file string, line int) (*Document, error) {
 		return d, err
 	}
 	// Encoding again may escape more than raw did (<, >, & as \u003c).
-	return d, d.checkSize(6 * len(raw))
+	return d, d.checkSize(6*len(raw), b)
 }
 
 // decode sets the document's object (obj, or else decoded from its JSON),

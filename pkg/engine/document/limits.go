@@ -37,11 +37,38 @@ const jsonReadAhead = 64 << 10
 // errTooLarge stops the reading of a document over MaxDocumentBytes.
 var errTooLarge = errors.New("document too large")
 
+// bound is what a Reader bounds its documents by, besides MaxDocumentBytes.
+type bound int
+
+const (
+	// requestBound: a document is an object kubectl sends, or a List of
+	// them: each object is a request body (maxRequestBodyBytes), and so
+	// bounds what the document's YAML aliases add.
+	requestBound bound = iota
+	// holderBound: a document holds objects and is itself sent nowhere (a
+	// test suite of kubectl crd test): it is bounded as a document of the
+	// inputs, its aliases' expansion included; the objects it holds are
+	// its reader's to bound (CheckRequestBody).
+	holderBound
+)
+
+// aliases is what YAML aliases may add to a document under b.
+func (b bound) aliases() int64 {
+	if b == holderBound {
+		return MaxDocumentBytes
+	}
+	return maxRequestBodyBytes
+}
+
 // tooLarge is the error for a document over MaxDocumentBytes from line on.
-func tooLarge(file string, line int) *InputError {
+func tooLarge(file string, line int, b bound) *InputError {
+	advice := "the server takes at most 3 MiB per object, so split a List this large into smaller ones"
+	if b == holderBound {
+		advice = "split it into several documents or files"
+	}
 	return &InputError{Source: Source{File: file, Line: line}, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
-		"a document of more than %d MiB: kubectl-crd reads one document at a time and refuses larger ones; the server takes at most 3 MiB per object, so split a List this large into smaller ones",
-		MaxDocumentBytes>>20)}
+		"a document of more than %d MiB: kubectl-crd reads one document at a time and refuses larger ones; %s",
+		MaxDocumentBytes>>20, advice)}
 }
 
 func kib(n int64) string { return fmt.Sprintf("%d KiB", (n+1023)/1024) }
@@ -52,12 +79,17 @@ func kib(n int64) string { return fmt.Sprintf("%d KiB", (n+1023)/1024) }
 // sizes are those of the JSON the document converts to, estimated from the
 // node tree (where an alias is a pointer), memoized per anchor: linear in the
 // tree.
-func checkAliases(n *kyaml.Node, src Source) error {
+func checkAliases(n *kyaml.Node, src Source, b bound) error {
 	s := aliasSizer{expanded: map[*kyaml.Node]int64{}, plain: map[*kyaml.Node]int64{}}
 	total := s.size(n, true)
 	extra := total - s.size(n, false)
-	if extra <= maxRequestBodyBytes {
+	if extra <= b.aliases() {
 		return nil
+	}
+	if b == holderBound {
+		return &InputError{Source: src, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
+			"YAML aliases expand this document by more than %d MiB (to about %s, from %d aliases): kubectl-crd refuses documents over %d MiB",
+			MaxDocumentBytes>>20, kib(total), s.aliases, MaxDocumentBytes>>20)}
 	}
 	return &InputError{Source: src, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
 		"YAML aliases expand this document to more than 3 MiB (about %s from %d aliases): the API server refuses request bodies over 3 MiB (%s)",
@@ -129,9 +161,9 @@ func (s *aliasSizer) size(n *kyaml.Node, expand bool) int64 {
 // one) that makes a larger request body than the API server reads: its JSON
 // and a newline, as kubectl's encoder writes it. upTo bounds the document's
 // JSON size from above: only when it is near the limit is anything encoded
-// again.
-func (d *Document) checkSize(upTo int) error {
-	if upTo < maxRequestBodyBytes {
+// again. A document that only holds objects (holderBound) is not sent.
+func (d *Document) checkSize(upTo int, b bound) error {
+	if upTo < maxRequestBodyBytes || b == holderBound {
 		return nil
 	}
 	objs := []*Document{d}
@@ -139,15 +171,26 @@ func (d *Document) checkSize(upTo int) error {
 		objs = d.list.items
 	}
 	for _, o := range objs {
-		b, err := json.Marshal(o.Object)
-		if err != nil {
-			return &InputError{Source: o.Source, Msg: err.Error()}
+		if err := CheckRequestBody(o.Object, o.Source); err != nil {
+			return err
 		}
-		if body := len(b) + 1; body > maxRequestBodyBytes {
-			return &InputError{Source: o.Source, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
-				"kubectl sends this object in a request body of %d bytes, more than the API server reads (3 MiB by default): it answers %s",
-				body, serverRefusal())}
-		}
+	}
+	return nil
+}
+
+// CheckRequestBody refuses obj, of src, when kubectl would send it in a
+// larger request body than the API server reads (3 MiB by default): its
+// JSON and a newline, as kubectl's encoder writes it. The error is an
+// *InputError of ErrBeyondLimits, in the server's words: it answers 413.
+func CheckRequestBody(obj map[string]interface{}, src Source) error {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return &InputError{Source: src, Msg: err.Error()}
+	}
+	if body := len(b) + 1; body > maxRequestBodyBytes {
+		return &InputError{Source: src, Err: ErrBeyondLimits, Msg: fmt.Sprintf(
+			"kubectl sends this object in a request body of %d bytes, more than the API server reads (3 MiB by default): it answers %s",
+			body, serverRefusal())}
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func eagerParse(c chunk, file string) (*Document, error) {
 		if len(node.Content) > 0 {
 			src.Line += node.Content[0].Line - 1
 		}
-		if err := checkAliases(node, src); err != nil {
+		if err := checkAliases(node, src, requestBound); err != nil {
 			return nil, err
 		}
 	}
@@ -65,7 +65,7 @@ func eagerParse(c chunk, file string) (*Document, error) {
 	if err := d.decode(nil, js, true); err != nil {
 		return d, err
 	}
-	return d, d.checkSize(len(js))
+	return d, d.checkSize(len(js), requestBound)
 }
 
 // checkLikeEager reads the YAML documents of in both ways and fails where

@@ -44,6 +44,8 @@ type Reader struct {
 	yaml     *bufio.Reader
 	line     int // YAML: lines read so far
 	err      error
+	// bound is what the documents are bounded by, besides MaxDocumentBytes.
+	bound bound
 }
 
 // kubectl's look-ahead for a JSON stream (cli-runtime's StreamVisitor).
@@ -64,6 +66,17 @@ func NewReader(r io.Reader, file string) *Reader {
 		rd.yaml = br
 		counter.yaml = true
 	}
+	return rd
+}
+
+// NewHolderReader is NewReader of documents that hold objects and are
+// themselves sent nowhere (the test suites of kubectl crd test): each is
+// bounded as a document of the inputs (MaxDocumentBytes, which bounds what
+// its YAML aliases add too), not as a request body; the objects it holds
+// are the caller's to bound as the requests they are (CheckRequestBody).
+func NewHolderReader(r io.Reader, file string) *Reader {
+	rd := NewReader(r, file)
+	rd.bound = holderBound
 	return rd
 }
 
@@ -113,10 +126,20 @@ func (e *eofApart) Read(p []byte) (int, error) {
 
 // Read reads every document of r (see Reader).
 func Read(r io.Reader, file string) ([]*Document, error) {
-	rd := NewReader(r, file)
+	return NewReader(r, file).all()
+}
+
+// ReadHolders reads every document of r as Read does, but as documents
+// that hold objects (NewHolderReader).
+func ReadHolders(r io.Reader, file string) ([]*Document, error) {
+	return NewHolderReader(r, file).all()
+}
+
+// all are the documents Next returns, until the end.
+func (r *Reader) all() ([]*Document, error) {
 	var docs []*Document
 	for {
-		d, err := rd.Next()
+		d, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
@@ -198,7 +221,7 @@ func (r *Reader) Each(workers int, fn func(*Document) error) error {
 		}
 	}, func(rd *read) *read {
 		if rd.parse {
-			rd.d, rd.err = parseChunk(rd.c, r.file)
+			rd.d, rd.err = parseChunkBound(rd.c, r.file, r.bound)
 			if rd.err != nil && rd.jsonErr != nil {
 				rd.err = rd.jsonErr
 			}
@@ -238,7 +261,7 @@ func (r *Reader) next() (*Document, error) {
 		r.jsonErr = nil
 		return nil, err
 	}
-	d, err := parseChunk(c, r.file)
+	d, err := parseChunkBound(c, r.file, r.bound)
 	if err != nil && r.jsonErr != nil {
 		err = r.jsonErr
 	}
@@ -262,14 +285,14 @@ func (r *Reader) nextJSON() (d *Document, toYAML bool, err error) {
 		// The value starts after the white space that follows the last one.
 		rest := bufferedOf(r.json)
 		start := len(rest) - len(bytes.TrimLeft(rest, " \t\r\n"))
-		return nil, false, tooLarge(r.file, r.counter.lineAt(consumed+int64(start)))
+		return nil, false, tooLarge(r.file, r.counter.lineAt(consumed+int64(start)), r.bound)
 	}
 	if err == nil {
 		r.jsonSeen++
 		end := r.json.InputOffset()
 		line := r.counter.lineAt(end - int64(len(raw)))
 		r.counter.forget(end)
-		d, err := parseJSON(raw, r.file, line)
+		d, err := parseJSON(raw, r.file, line, r.bound)
 		return d, false, err
 	}
 	at := r.json.InputOffset()
@@ -369,7 +392,7 @@ func (r *Reader) nextChunk() (chunk, error) {
 			if before == 0 {
 				start = r.line + 1
 			}
-			return chunk{}, tooLarge(r.file, start)
+			return chunk{}, tooLarge(r.file, start, r.bound)
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return chunk{}, &InputError{Source: Source{File: r.file, Line: r.line + 1}, Msg: err.Error()}

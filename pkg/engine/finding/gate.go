@@ -63,6 +63,35 @@ func (g Gate) Fails(f Finding) bool {
 // FailsOn reports whether findings of check fail the run.
 func (g Gate) FailsOn(check Check) bool { return g.failOn[check] }
 
+// Judged is a finding with the gate's verdict on it, decided once: every
+// renderer (text, JSON, SARIF, JUnit, GitHub) shows Fails as it is, and
+// the exit code is Failing's, so that a report's failing results and the
+// exit code never disagree.
+type Judged struct {
+	Finding
+	// Fails: the finding fails the run (exit 1).
+	Fails bool
+}
+
+// Judge is the gate's verdict on each of findings (Fails).
+func (g Gate) Judge(findings []Finding) []Judged {
+	out := make([]Judged, len(findings))
+	for i, f := range findings {
+		out[i] = Judged{Finding: f, Fails: g.Fails(f)}
+	}
+	return out
+}
+
+// Failing reports whether one of judged fails the run.
+func Failing(judged []Judged) bool {
+	for _, j := range judged {
+		if j.Fails {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckNames are the names of Checks, comma-separated, for help and errors.
 func CheckNames() string {
 	names := make([]string, len(Checks))

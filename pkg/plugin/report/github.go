@@ -41,7 +41,7 @@ func (g *githubWriter) Add(obj Object) error {
 // (none for an object of the cluster), its rule and object as the title,
 // its message.
 func Command(obj Object, it Item) string {
-	level := it.Level()
+	level := Level(it)
 	if level == "note" {
 		level = "notice"
 	}
@@ -52,7 +52,7 @@ func Command(obj Object, it Item) string {
 			props = append(props, fmt.Sprintf("col=%d", at.Column))
 		}
 	}
-	props = append(props, "title="+EscapeProperty(it.RuleID()+": "+name(obj)))
+	props = append(props, "title="+EscapeProperty(RuleID(it)+": "+name(obj)))
 	return "::" + level + " " + strings.Join(props, ",") + "::" + EscapeData(it.Message)
 }
 

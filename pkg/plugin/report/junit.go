@@ -9,56 +9,95 @@ import (
 	"strings"
 )
 
-// JUnit XML, as test report tabs read it (GitLab, Jenkins, Azure DevOps):
-// one testsuite of the command, one testcase per object or CRD checked (or
-// per test case, kubectl crd test), a
-// failure per finding that fails the run; the other findings are the
-// testcase's system-out, the notes on the inputs the suite's system-err
-// (an input with a finding that fails the run is a testcase: a rule no
-// case exercises under kubectl crd test --coverage=error).
+// JUnit XML, as test report tabs read it (GitLab, Jenkins, Azure DevOps),
+// valid against the strict schema CI servers validate with (junit-10.xsd,
+// as Jenkins' xunit plugin uses): one testsuite per input file (named by
+// it, its file attribute, where readers such as GitHub's JUnit actions
+// find the file), one testcase per object or CRD checked (or per test
+// case, kubectl crd test) of the class of its file, a failure per finding
+// that fails the run, at its file and line in the failure's text; the
+// other findings are the testcase's system-out, the notes on the inputs
+// its suite's system-err (an input with a finding that fails the run is a
+// testcase: a rule no case exercises under kubectl crd test
+// --coverage=error). The schema allows a testcase no file attribute, and
+// testsuites no skipped count.
 
-// junitSuite is the head of the suite (and of testsuites), its counts.
+// junitSuite is the suite of one file ("": objects of the cluster), its
+// counts, where its testcases are in the spool and its notes.
 type junitSuite struct {
-	Name                             string
-	Tests, Failures, Errors, Skipped int
+	file                     string
+	tests, failures, skipped int
+	// spans of the spool hold its testcases, in order.
+	spans []span
+	notes []string
 }
 
-func (s junitSuite) attrs() string {
-	return fmt.Sprintf(` name="%s" tests="%d" failures="%d" errors="%d" skipped="%d"`, attr(s.Name), s.Tests, s.Failures, s.Errors, s.Skipped)
-}
+// span is a part of the spool, from start to end.
+type span struct{ start, end int64 }
 
 type junitWriter struct {
 	tool  Tool
 	spool Spool
-	// counts: failures counts the failure elements, the findings that fail.
-	tests, failures, skipped int
-	notes                    []string
+	// suites by their file's first object, and by file.
+	suites []*junitSuite
+	byFile map[string]*junitSuite
+	// written is what the spool holds.
+	written int64
 }
 
-func newJUnit(tool Tool, spool Spool) *junitWriter { return &junitWriter{tool: tool, spool: spool} }
+func newJUnit(tool Tool, spool Spool) *junitWriter {
+	return &junitWriter{tool: tool, spool: spool, byFile: map[string]*junitSuite{}}
+}
+
+// suite is the suite of file, created on first use.
+func (j *junitWriter) suite(file string) *junitSuite {
+	s := j.byFile[file]
+	if s == nil {
+		s = &junitSuite{file: file}
+		j.byFile[file] = s
+		j.suites = append(j.suites, s)
+	}
+	return s
+}
 
 // Add writes the testcase of obj, or keeps the notes of an input: an
 // input with a finding that fails the run is a testcase of its own, so
 // that every run that fails shows a failure.
 func (j *junitWriter) Add(obj Object) error {
+	suite := j.suite(obj.File)
 	if obj.Status == InputNote && !slices.ContainsFunc(obj.Findings, func(it Item) bool { return it.Fails }) {
 		for _, it := range obj.Findings {
-			j.notes = append(j.notes, textLine(obj, it))
+			suite.notes = append(suite.notes, textLine(obj, it))
 		}
 		return nil
 	}
+	b, failures, skipped := j.testcase(obj)
+	n, err := j.spool.Write(b)
+	if k := len(suite.spans); k > 0 && suite.spans[k-1].end == j.written {
+		suite.spans[k-1].end += int64(n)
+	} else {
+		suite.spans = append(suite.spans, span{j.written, j.written + int64(n)})
+	}
+	j.written += int64(n)
+	suite.tests++
+	suite.failures += failures
+	if skipped {
+		suite.skipped++
+	}
+	return err
+}
+
+// testcase is the testcase element of obj, its failures, and whether it
+// is skipped.
+func (j *junitWriter) testcase(obj Object) (_ []byte, failures int, skipped bool) {
 	class := obj.File
 	if class == "" {
 		class = j.tool.Command // an object of the cluster
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `    <testcase name="%s" classname="%s"`, attr(name(obj)), attr(class))
-	if obj.File != "" {
-		fmt.Fprintf(&b, ` file="%s"`, attr(obj.File))
-	}
 	head := b.Len()
 	b.WriteString(">\n")
-	failures := 0
 	var out strings.Builder
 	var skip []string
 	for _, it := range obj.Findings {
@@ -71,19 +110,15 @@ func (j *junitWriter) Add(obj Object) error {
 			continue
 		}
 		failures++
-		where := locationText(where(obj, it))
-		if it.Path != "" {
-			where += ": " + it.Path
-		}
-		fmt.Fprintf(&b, `      <failure message="%s" type="%s">%s</failure>`+"\n", attr(it.Message), attr(it.RuleID()), text(where+"\n"+it.Message))
+		fmt.Fprintf(&b, `      <failure message="%s" type="%s">%s</failure>`+"\n", attr(it.Message), attr(RuleID(it)), text(failureText(obj, it)))
 	}
 	if obj.Status == NotChecked && failures == 0 {
 		fmt.Fprintf(&b, `      <skipped message="%s"/>`+"\n", attr("not checked: no CustomResourceDefinition for "+obj.Ref.APIVersion+", kind "+obj.Ref.Kind))
-		j.skipped++
+		skipped = true
 	}
 	if obj.Status == Skipped && failures == 0 {
 		fmt.Fprintf(&b, `      <skipped message="%s"/>`+"\n", attr(strings.Join(skip, "\n")))
-		j.skipped++
+		skipped = true
 	}
 	if out.Len() > 0 {
 		fmt.Fprintf(&b, "      <system-out>%s</system-out>\n", text(out.String()))
@@ -94,16 +129,27 @@ func (j *junitWriter) Add(obj Object) error {
 	} else {
 		b.WriteString("    </testcase>\n")
 	}
-	j.tests++
-	j.failures += failures
-	_, err := j.spool.Write(b.Bytes())
-	return err
+	return b.Bytes(), failures, skipped
+}
+
+// failureText is the text of a failure: its words, then where it is
+// ("at FILE:LINE", as readers that look for a line in a stack trace find
+// it) and its field.
+func failureText(obj Object, it Item) string {
+	s := it.Message + "\n"
+	if at := where(obj, it); at.File != "" {
+		s += "at " + locationText(at) + "\n"
+	}
+	if it.Path != "" {
+		s += "field " + it.Path + "\n"
+	}
+	return s
 }
 
 // textLine is a finding as the text output prints it.
 func textLine(obj Object, it Item) string {
 	level := "Warning"
-	switch it.Level() {
+	switch Level(it) {
 	case "error":
 		level = "Error"
 	case "note":
@@ -127,22 +173,55 @@ func locationText(at Location) string {
 	return s
 }
 
-// Finish writes the document: the suites' heads with their counts, the
-// testcases from the spool, the notes.
+// Finish writes the document: testsuites with the run's counts, then each
+// suite with its own, its testcases from the spool and its notes. A run of
+// no object is one empty suite, of the command.
 func (j *junitWriter) Finish(out io.Writer) error {
-	suite := junitSuite{Name: "kubectl crd " + j.tool.Command, Tests: j.tests, Failures: j.failures, Skipped: j.skipped}
-	if _, err := fmt.Fprintf(out, "%s<testsuites%s>\n  <testsuite%s>\n", xml.Header, suite.attrs(), suite.attrs()); err != nil {
+	command := "kubectl crd " + j.tool.Command
+	if len(j.suites) == 0 {
+		j.suite("")
+	}
+	tests, failures := 0, 0
+	for _, s := range j.suites {
+		tests += s.tests
+		failures += s.failures
+	}
+	if _, err := fmt.Fprintf(out, "%s<testsuites name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n", xml.Header, attr(command), tests, failures); err != nil {
 		return err
 	}
-	if err := copySpool(out, j.spool); err != nil {
-		return err
-	}
-	if len(j.notes) > 0 {
-		if _, err := fmt.Fprintf(out, "    <system-err>%s</system-err>\n", text(strings.Join(j.notes, "\n")+"\n")); err != nil {
+	for _, s := range j.suites {
+		if err := j.writeSuite(out, s, command); err != nil {
 			return err
 		}
 	}
-	_, err := io.WriteString(out, "  </testsuite>\n</testsuites>\n")
+	_, err := io.WriteString(out, "</testsuites>\n")
+	return err
+}
+
+// writeSuite writes a suite: named by its file, else by the command.
+func (j *junitWriter) writeSuite(out io.Writer, s *junitSuite, command string) error {
+	name, file := command, ""
+	if s.file != "" {
+		name, file = s.file, fmt.Sprintf(` file="%s"`, attr(s.file))
+	}
+	if _, err := fmt.Fprintf(out, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\"%s>\n",
+		attr(name), s.tests, s.failures, s.skipped, file); err != nil {
+		return err
+	}
+	for _, sp := range s.spans {
+		if _, err := j.spool.Seek(sp.start, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(out, j.spool, sp.end-sp.start); err != nil {
+			return err
+		}
+	}
+	if len(s.notes) > 0 {
+		if _, err := fmt.Fprintf(out, "    <system-err>%s</system-err>\n", text(strings.Join(s.notes, "\n")+"\n")); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(out, "  </testsuite>\n")
 	return err
 }
 

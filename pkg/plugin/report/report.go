@@ -96,17 +96,14 @@ type Object struct {
 	Findings []Item
 }
 
-// Item is a finding and the gate's verdict on it.
-type Item struct {
-	finding.Finding
-	// Fails: the finding fails the run (exit 1).
-	Fails bool
-}
+// Item is a finding and the gate's verdict on it (Fails), as the engine
+// decided it: a renderer never judges a finding again.
+type Item = finding.Judged
 
-// Level is how a format ranks a finding: error when it fails the run,
-// note for what is listed for the record (Info, and the notes of no
+// Level is how a format ranks a finding: error exactly when it fails the
+// run, note for what is listed for the record (Info, and the notes of no
 // check), warning for the rest.
-func (it Item) Level() string {
+func Level(it Item) string {
 	switch {
 	case it.Fails:
 		return "error"
@@ -117,7 +114,7 @@ func (it Item) Level() string {
 }
 
 // RuleID is the finding's rule: its check, or Note for a finding of none.
-func (it Item) RuleID() string {
+func RuleID(it Item) string {
 	if it.Check == "" {
 		return NoteRule
 	}
@@ -164,9 +161,10 @@ func URI(file string) string {
 }
 
 // Spool is where a renderer keeps what it rendered until Finish:
-// safewrite.Spool, or a buffer in tests.
+// safewrite.Spool, or a buffer in tests. JUnit reads its parts back in
+// another order (Seek): a suite per file.
 type Spool interface {
-	io.ReadWriter
+	io.ReadWriteSeeker
 	Rewind() error
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -27,6 +28,13 @@ func (m *memSpool) Read(p []byte) (int, error) {
 	return n, nil
 }
 func (m *memSpool) Rewind() error { m.r = 0; return nil }
+func (m *memSpool) Seek(offset int64, whence int) (int64, error) {
+	if whence != io.SeekStart || offset < 0 || offset > int64(len(m.data)) {
+		return 0, fmt.Errorf("seek %d from %d", offset, whence)
+	}
+	m.r = int(offset)
+	return offset, nil
+}
 
 var testTool = Tool{Name: "kubectl-crd", Version: "v0.9.0", InformationURI: "https://github.com/kubectl-crd/kubectl-crd", Command: "prune"}
 
@@ -96,7 +104,7 @@ func TestItemLevel(t *testing.T) {
 		{Item{Finding: finding.Finding{Check: finding.CRDChange, Severity: finding.Info}}, "note"},
 		{Item{Finding: finding.Finding{Severity: finding.Warning}}, "note"},
 	} {
-		if got := tc.it.Level(); got != tc.want {
+		if got := Level(tc.it); got != tc.want {
 			t.Errorf("%+v: level %q, want %q", tc.it, got, tc.want)
 		}
 	}

@@ -136,9 +136,9 @@ func (s *sarifWriter) Add(obj Object) error {
 // result is a finding of obj: its rule, its level, the object's words and
 // where it is (a file and a line; an object of the cluster only by name).
 func (s *sarifWriter) result(obj Object, it Item) sarifResult {
-	id := it.RuleID()
+	id := RuleID(it)
 	r := sarifResult{
-		RuleID: id, RuleIndex: ruleIndex(id), Level: it.Level(),
+		RuleID: id, RuleIndex: ruleIndex(id), Level: Level(it),
 		Message: sarifText{Text: name(obj) + ": " + it.Message},
 		Properties: sarifProperties{Object: obj.Ref, Reason: it.Reason, Path: it.Path, Version: it.Version,
 			Severity: string(it.Severity), Fails: it.Fails},
