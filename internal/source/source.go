@@ -128,7 +128,7 @@ func New(opts Options) (*Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := openBlobs(opts.Dir)
+	cache, err := openBlobs(opts.Dir, c.maxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +194,15 @@ func (f *Fetcher) resolve(ctx context.Context, arg, name string) ([]File, error)
 		}
 	}
 	if pin != nil {
+		seen := len(f.cache.corrupt)
 		if files, ok := k.cached(f.cache, name, pin.Digest); ok {
 			return files, nil
 		}
 		if f.opts.Offline {
+			// A changed entry is named: the cache was written by another.
+			if ce := f.cache.corruptSince(seen); ce != nil {
+				return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("%w, and --offline fetches nothing: run without --offline to fetch it again", ce)}
+			}
 			return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("%s is not in the cache, and --offline fetches nothing", pin.Digest)}
 		}
 	}

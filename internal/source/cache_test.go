@@ -1,0 +1,134 @@
+package source
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+const evil = "kind: CustomResourceDefinition\nmetadata: {name: evil}\n"
+
+func digestOf(data string) string {
+	sum := sha256.Sum256([]byte(data))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// blobPath is where the cache of dir keeps the blob of digest.
+func blobPath(dir, digest string) string {
+	return filepath.Join(dir, "sha256", strings.TrimPrefix(digest, "sha256:"))
+}
+
+// A cache entry changed after it was fetched is a miss: offline, by the
+// lock or by the last fetch, an input error naming the source, the digest
+// and the entry's path; online, the source fetched again (with a lock and
+// without) and the entry replaced. Whoever can write the cache does not
+// decide what a run reads.
+func TestTamperedHTTPSBlob(t *testing.T) {
+	srv := newTestFileServer(t)
+	src := srv.put("/crds.yaml", crdA)
+	for _, c := range []struct {
+		what    string
+		offline bool
+		lock    bool
+	}{{"offline, by the lock", true, true}, {"offline, by the last fetch", true, false},
+		{"online, by the lock", false, true}, {"online, no lock", false, false}} {
+		t.Run(c.what, func(t *testing.T) {
+			dir := t.TempDir()
+			cache := filepath.Join(dir, "sources")
+			lock := filepath.Join(dir, "kubectl-crd.lock")
+			if _, err := run(t, Options{Dir: cache, Update: true}, lock, src); err != nil {
+				t.Fatal(err)
+			}
+			entry := blobPath(cache, digestOf(crdA))
+			writeFile(t, entry, []byte(evil))
+			if !c.lock {
+				lock = ""
+			}
+			files, err := run(t, Options{Dir: cache, Offline: c.offline}, lock, src)
+			if c.offline {
+				wantInputError(t, c.what, err, src+": ", digestOf(crdA), entry, "--offline fetches nothing")
+				return
+			}
+			wantFiles(t, c.what, files, err, src, crdA)
+			if got := string(readFile(t, entry)); got != crdA {
+				t.Fatalf("the entry was not replaced: %q", got)
+			}
+		})
+	}
+}
+
+// An OCI artifact's manifest or layer changed in the cache: the manifest
+// replaced by one of other layers (whose blobs the cache holds, as one who
+// writes the cache would leave them), or a layer's content replaced. Each
+// is a miss: offline an input error naming the entry, online fetched again.
+func TestTamperedOCIBlobs(t *testing.T) {
+	for _, what := range []string{"manifest", "layer"} {
+		t.Run(what, func(t *testing.T) {
+			reg := newTestRegistry(t)
+			src, img := reg.push(t, "crds/app:v1", "a.yaml", crdA)
+			manifestDigest, _ := img.Digest()
+			dir := t.TempDir()
+			cache := filepath.Join(dir, "sources")
+			lock := filepath.Join(dir, "kubectl-crd.lock")
+			if _, err := run(t, Options{Dir: cache, Update: true}, lock, src); err != nil {
+				t.Fatal(err)
+			}
+			var entry string
+			switch what {
+			case "manifest":
+				// Another manifest, its layer in the cache by its true digest.
+				other, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/vnd.oci.empty.v1+json"),
+					mutate.Addendum{Layer: static.NewLayer([]byte(evil), "application/yaml"), MediaType: "application/yaml",
+						Annotations: map[string]string{ociTitle: "a.yaml"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, err := other.RawManifest()
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, blobPath(cache, digestOf(evil)), []byte(evil))
+				entry = blobPath(cache, manifestDigest.String())
+				writeFile(t, entry, raw)
+			case "layer":
+				entry = blobPath(cache, digestOf(crdA))
+				writeFile(t, entry, []byte(evil))
+			}
+			_, err := run(t, Options{Dir: cache, Offline: true}, lock, src)
+			wantInputError(t, "offline, by the lock", err, src+": ", entry, "--offline fetches nothing")
+			_, err = run(t, Options{Dir: cache, Offline: true}, "", src)
+			wantInputError(t, "offline, by the last fetch", err, src+": ", entry)
+			files, err := run(t, Options{Dir: cache}, lock, src)
+			wantFiles(t, "online, by the lock", files, err, src+"/a.yaml", crdA)
+			reg.Close()
+			files, err = run(t, Options{Dir: cache, Offline: true}, lock, src)
+			wantFiles(t, "offline, the entry replaced", files, err, src+"/a.yaml", crdA)
+		})
+	}
+}
+
+// What the cache noted of the last fetch names a digest; one that is not
+// a sha256 of 64 hex digits (a path out of the cache) is no record.
+func TestForgedRef(t *testing.T) {
+	srv := newTestFileServer(t)
+	src := srv.put("/crds.yaml", crdA)
+	cache := filepath.Join(t.TempDir(), "sources")
+	if _, err := run(t, Options{Dir: cache}, "", src); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(filepath.Dir(cache), "outside")
+	writeFile(t, outside, []byte(evil))
+	b := &blobs{dir: cache}
+	for _, digest := range []string{"sha256:../../outside", "sha256:" + strings.Repeat("../", 21) + "x", "sha256:" + strings.ToUpper(strings.TrimPrefix(digestOf(crdA), "sha256:"))} {
+		writeFile(t, b.refPath(src), []byte(`{"source":"`+src+`","digest":"`+digest+`"}`))
+		_, err := run(t, Options{Dir: cache, Offline: true}, "", src)
+		wantInputError(t, "a ref to "+digest, err, src+": not in the cache")
+	}
+}
