@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/cachedir"
 	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 )
 
@@ -22,20 +24,40 @@ import (
 // hashed when it is read, and one whose content is not its digest's (the
 // cache written by someone else: a shared directory, a restored CI cache)
 // is a miss, fetched again and replaced online, named offline (corrupt).
+//
+// Its directories and files are private (cachedir). A cache directory
+// that is not the user's own, or that others may write (cachedir.Check),
+// is read only: its blobs are read as they verify (copied into the run's
+// own directory first, so that what was hashed is what is read), nothing
+// is written there, and its records of the last fetch, which no digest
+// verifies, are not read.
 type blobs struct {
+	// dir is where blobs are written and read: the cache, or a directory
+	// of the run's own (tmp), removed by close.
 	dir string
-	tmp bool  // a directory of the run's own, removed by close
-	max int64 // the most a blob holds: the limit of a fetch
+	tmp bool
+	// readOnly is a cache not trusted (untrusted says why), read only.
+	readOnly  string
+	untrusted error
+	max       int64 // the most a blob holds: the limit of a fetch
 	// verified are the blobs hashed by this run; corrupt, the entries
 	// found not to hold their digest's content, in the order found.
 	verified map[string]bool
 	corrupt  []*corruptError
 }
 
+// openBlobs opens the cache of dir, "" for none (a directory of the run's
+// own).
 func openBlobs(dir string, max int64) (*blobs, error) {
 	b := &blobs{dir: dir, max: max, verified: map[string]bool{}}
 	if dir != "" {
-		return b, nil
+		// Its parent is the cache of indexes' (DefaultDir): whoever may
+		// write that may replace this.
+		b.untrusted = cachedir.Check(filepath.Dir(dir), filepath.Base(dir), filepath.Join(filepath.Base(dir), "sha256"), filepath.Join(filepath.Base(dir), "refs"))
+		if b.untrusted == nil {
+			return b, nil
+		}
+		b.readOnly = dir
 	}
 	tmp, err := os.MkdirTemp("", "kubectl-crd-sources-")
 	if err != nil {
@@ -44,6 +66,9 @@ func openBlobs(dir string, max int64) (*blobs, error) {
 	b.dir, b.tmp = tmp, true
 	return b, nil
 }
+
+// kept says whether what is fetched stays in a cache after the run.
+func (b *blobs) kept() bool { return !b.tmp }
 
 func (b *blobs) close() error {
 	if b.tmp {
@@ -94,7 +119,11 @@ func (b *blobs) has(digest string) (string, bool) {
 	if b.verified[digest] {
 		return p, true
 	}
-	if err := b.verify(p, digest); err != nil {
+	err := b.verify(p, digest)
+	if errors.Is(err, fs.ErrNotExist) && b.readOnly != "" {
+		err = b.copyVerified(filepath.Join(b.readOnly, "sha256", filepath.Base(p)), p, digest)
+	}
+	if err != nil {
 		var ce *corruptError
 		if errors.As(err, &ce) {
 			b.corrupt = append(b.corrupt, ce)
@@ -103,6 +132,32 @@ func (b *blobs) has(digest string) (string, bool) {
 	}
 	b.verified[digest] = true
 	return p, true
+}
+
+// copyVerified copies the blob of digest at from to to, once its content
+// is read and hashed: a cache that others may write can change a file
+// between its hash and its reading, not a copy of the run's own.
+func (b *blobs) copyVerified(from, to, digest string) error {
+	st, err := os.Lstat(from)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return &corruptError{path: from, digest: digest, reason: "not a regular file"}
+	}
+	data, err := fileread.ReadLimit(from, b.max)
+	var tl *fileread.TooLargeError
+	if errors.As(err, &tl) {
+		return &corruptError{path: from, digest: digest, reason: fmt.Sprintf("larger than %d MiB, the limit of a fetch", b.max>>20)}
+	}
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	if got := "sha256:" + hex.EncodeToString(sum[:]); got != digest {
+		return &corruptError{path: from, digest: digest, reason: "its content is of " + got + ": it was changed after it was fetched"}
+	}
+	return b.write(to, data)
 }
 
 // verify hashes the entry at p: nil when it is a regular file of digest's
@@ -154,13 +209,13 @@ func (b *blobs) put(data []byte) (digest, path string, err error) {
 // write writes a file whole and renames it into place: a run reading the
 // cache at the same time sees all of it or nothing.
 func (b *blobs) write(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := cachedir.MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := path + ".tmp-" + hex.EncodeToString(rnd[:])
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, cachedir.FileMode); err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -3,7 +3,11 @@ package source
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -131,4 +135,138 @@ func TestForgedRef(t *testing.T) {
 		_, err := run(t, Options{Dir: cache, Offline: true}, "", src)
 		wantInputError(t, "a ref to "+digest, err, src+": not in the cache")
 	}
+}
+
+// What the cache writes is private: directories 0700, files 0600, as the
+// user's own cache, whatever the umask.
+func TestCachePrivate(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("modes are ACLs")
+	}
+	srv := newTestFileServer(t)
+	src := srv.put("/crds.yaml", crdA)
+	cache := filepath.Join(t.TempDir(), "kubectl-crd", "sources")
+	if _, err := run(t, Options{Dir: cache}, "", src); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err := filepath.WalkDir(filepath.Dir(cache), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: %v, want %v", p, st.Mode().Perm(), want)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 6 { // kubectl-crd, sources, sha256, its blob, refs, its record
+		t.Fatalf("%d entries: %v", n, err)
+	}
+}
+
+// A cache directory that is not the user's own, or that others may write
+// (or whose parent is such: the cache of indexes, which holds it), is read
+// only: a pinned source is read from it as its digest verifies it (a
+// changed entry named, offline), what a run fetches is not written there,
+// and its records of the last fetch are not read (offline without a lock,
+// nothing verifies them).
+func TestUntrustedCacheReadOnly(t *testing.T) {
+	srv := newTestFileServer(t)
+	src := srv.put("/crds.yaml", crdA)
+	other := srv.put("/other.yaml", crdB)
+	for _, c := range []struct {
+		what    string
+		make    func(t *testing.T, root string) // what makes root untrusted
+		reason  string
+		windows bool
+	}{
+		{"writable by others", func(t *testing.T, root string) { chmod(t, root, 0o777) }, "cache: writable by its group or others (drwxrwxrwx)", false},
+		{"writable by its group", func(t *testing.T, root string) { chmod(t, filepath.Join(root, "sources"), 0o770) }, "sources: writable by its group or others (drwxrwx---)", false},
+		{"another user's", func(t *testing.T, root string) {
+			if os.Geteuid() != 0 {
+				t.Skip("giving a directory to another user takes root")
+			}
+			if err := os.Chown(root, 4242, 4242); err != nil {
+				t.Fatal(err)
+			}
+		}, "cache: owned by another user (uid 4242", false},
+		{"a symbolic link", func(t *testing.T, root string) {
+			real := root + ".real"
+			if err := os.Rename(root, real); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(real, root); err != nil {
+				t.Fatal(err)
+			}
+		}, "cache: a symbolic link", true},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			if runtime.GOOS == "windows" && !c.windows {
+				t.Skip("modes and owners are ACLs")
+			}
+			dir := t.TempDir()
+			root := filepath.Join(dir, "cache")
+			cache := filepath.Join(root, "sources")
+			lock := filepath.Join(dir, "kubectl-crd.lock")
+			if _, err := run(t, Options{Dir: cache, Update: true}, lock, src); err != nil {
+				t.Fatal(err)
+			}
+			c.make(t, root)
+			before := tree(t, cache)
+			var warnings []string
+			warn := func(s string) { warnings = append(warnings, s) }
+
+			files, err := run(t, Options{Dir: cache, Offline: true, Warn: warn}, lock, src)
+			wantFiles(t, "offline, by the lock", files, err, src, crdA)
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "the cache of remote sources is not trusted: read only") || !strings.Contains(warnings[0], c.reason) {
+				t.Errorf("warnings: %q", warnings)
+			}
+			_, err = run(t, Options{Dir: cache, Offline: true}, "", src)
+			wantInputError(t, "offline, by the last fetch", err, src+": not in the cache", "what the cache notes of the last fetch is not read", c.reason)
+			files, err = run(t, Options{Dir: cache}, "", src, other)
+			wantFiles(t, "online", files, err, src, crdA, other, crdB)
+			if after := tree(t, cache); after != before {
+				t.Errorf("the cache was written:\n%s\nwas:\n%s", after, before)
+			}
+			writeFile(t, blobPath(cache, digestOf(crdA)), []byte(evil))
+			_, err = run(t, Options{Dir: cache, Offline: true}, lock, src)
+			wantInputError(t, "offline, a changed entry", err, blobPath(cache, digestOf(crdA)), "it was changed after it was fetched")
+		})
+	}
+}
+
+func chmod(t *testing.T, p string, mode fs.FileMode) {
+	t.Helper()
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tree lists the files below dir with their sizes.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := d.Info()
+		if err == nil {
+			fmt.Fprintf(&b, "%s %d\n", p, st.Size())
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -59,6 +59,9 @@ type Options struct {
 	// ChartSet (helm's --set) and ChartValues (values files) are the
 	// values every Helm chart is rendered with, beside its own.
 	ChartSet, ChartValues []string
+	// Warn is told what a run should know that fails nothing (a cache
+	// not trusted, read only), a line without "Warning: "; nil: nobody.
+	Warn func(string)
 }
 
 // DefaultTimeout bounds a fetch: its connection, its request and its
@@ -132,6 +135,9 @@ func New(opts Options) (*Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cache.untrusted != nil && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("the cache of remote sources is not trusted: read only, a file used as its digest verifies it: %v", cache.untrusted))
+	}
 	return &Fetcher{opts: opts, cache: cache, fetched: map[string][]File{}, client: c}, nil
 }
 
@@ -189,7 +195,10 @@ func (f *Fetcher) resolve(ctx context.Context, arg, name string) ([]File, error)
 	}
 	if pin == nil && f.opts.Offline {
 		pin = f.cache.lastFetch(name)
-		if pin == nil {
+		switch {
+		case pin == nil && f.cache.untrusted != nil:
+			return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("not in the cache, and --offline fetches nothing: what the cache notes of the last fetch is not read, as %v; pin the source in a lock (--lock, --update-lock), whose digest verifies the cache's files", f.cache.untrusted)}
+		case pin == nil:
 			return nil, &Error{Source: name, Input: true, Err: errors.New("not in the cache, and --offline fetches nothing: run once without --offline to fetch it")}
 		}
 	}

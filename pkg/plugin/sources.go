@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -55,11 +57,12 @@ func (s *sourceFlags) Validate(offline bool) error {
 }
 
 // fetch fetches the remote sources among names (or reads them from the
-// cache, by the lock), and writes the lock with --update-lock.
-func (s *sourceFlags) fetch(ctx context.Context, offline bool, names ...[]string) (*source.Set, error) {
+// cache, by the lock), and writes the lock with --update-lock; warn is
+// told of a cache not trusted.
+func (s *sourceFlags) fetch(ctx context.Context, offline bool, warn func(string), names ...[]string) (*source.Set, error) {
 	set, err := source.Fetch(ctx, source.Options{Dir: source.DefaultDir(), Update: s.UpdateLock, Offline: offline,
 		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, ClientCertFile: s.ClientCert, ClientKeyFile: s.ClientKey,
-		MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values}, s.Lock, names...)
+		MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values, Warn: warn}, s.Lock, names...)
 	if err != nil {
 		return nil, sourceError(err)
 	}
@@ -74,4 +77,10 @@ func sourceError(err error) error {
 		return &ExitError{Code: ExitInternal, Err: err}
 	}
 	return inputError(err)
+}
+
+// warnOn is a warning's printer on w: a line, "Warning: " first, as
+// kubectl prints the server's.
+func warnOn(w io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintf(w, "Warning: %s\n", msg) }
 }
