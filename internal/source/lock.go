@@ -40,16 +40,22 @@ const lockHeader = `# kubectl-crd.lock: the remote schema sources of kubectl crd
 # the sha256 digest of its content (docs/sources.md). Written by --update-lock.
 `
 
-// ReadLock reads a lock file. A file that does not exist is an empty lock
-// when missingOK (it is about to be written), else an error.
+// ReadLock reads a lock file. A file that does not exist, or is empty (another run's UpdateLock is creating it),
+// is an empty lock when missingOK (it is about to be written), else an
+// error.
 func ReadLock(path string, missingOK bool) (*Lock, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && missingOK {
+	if missingOK && (errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(data)) == 0) {
 		return &Lock{Path: path, LockVersion: LockVersion}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	return parseLock(path, data)
+}
+
+// parseLock reads the lock file at path of content data.
+func parseLock(path string, data []byte) (*Lock, error) {
 	l := &Lock{}
 	if err := yaml.UnmarshalStrict(data, l); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

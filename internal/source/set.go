@@ -2,8 +2,9 @@ package source
 
 import (
 	"context"
+	"errors"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 )
 
 // Set is the remote sources of a run, fetched (or read from the cache):
@@ -17,8 +18,9 @@ type Set struct {
 // Fetch fetches the remote sources among the arguments (IsRemote, and
 // Helm charts on disk, IsChart; the others are left alone) and renders
 // the charts, reading the lock of lockFile ("" for none) into
-// opts.Lock, and writing it back when opts.Update changed it. The Set is
-// closed by its caller, once its files are read.
+// opts.Lock, and writing the pins of what it fetched to it with
+// opts.Update (UpdateLock: other runs' pins kept). The Set is closed by
+// its caller, once its files are read.
 func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string) (*Set, error) {
 	s := &Set{names: map[string][]string{}, local: map[string]string{}}
 	var remote []string
@@ -56,14 +58,12 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 			s.local[file.Name] = file.Path
 		}
 	}
-	if opts.Update && opts.Lock != nil && opts.Lock.Changed() {
-		data, err := opts.Lock.Bytes()
-		if err == nil {
-			err = safewrite.WriteFile(lockFile, data)
-		}
-		if err != nil {
+	if opts.Update && opts.Lock != nil {
+		// Merged with the file as it is now: another run may have
+		// written it since it was read (UpdateLock).
+		if err := UpdateLock(lockFile, f.pins); err != nil {
 			f.Close()
-			return nil, &Error{Source: lockFile, Err: err}
+			return nil, &Error{Source: lockFile, Input: isTooLarge(err), Err: err}
 		}
 	}
 	return s, nil
@@ -95,4 +95,10 @@ func (s *Set) Close() {
 	if s != nil && s.fetcher != nil {
 		s.fetcher.Close()
 	}
+}
+
+// isTooLarge says whether err is a file over the bound of fileread.
+func isTooLarge(err error) bool {
+	var tl *fileread.TooLargeError
+	return errors.As(err, &tl)
 }

@@ -120,6 +120,8 @@ type Fetcher struct {
 	client  *client
 	// renderDir holds the files of the charts rendered, removed by Close.
 	renderDir string
+	// pins are the sources fetched with Options.Update, for the lock.
+	pins []Pin
 }
 
 // New is a Fetcher with opts.
@@ -227,6 +229,7 @@ func (f *Fetcher) resolve(ctx context.Context, arg, name string) ([]File, error)
 	f.cache.recordFetch(got)
 	if f.opts.Update && f.opts.Lock != nil {
 		f.opts.Lock.Set(got)
+		f.pins = append(f.pins, got)
 	}
 	return files, nil
 }
