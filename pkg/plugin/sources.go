@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -25,6 +26,8 @@ type sourceFlags struct {
 
 	// Chart are the values of Helm chart sources.
 	Chart chartValues
+
+	flags *pflag.FlagSet // the command's: was --lock given?
 }
 
 // AddFlags registers the flags of remote sources.
@@ -41,11 +44,15 @@ func (s *sourceFlags) AddFlags(cmd *cobra.Command) {
 	completeFiles(cmd, "source-client-certificate")
 	completeFiles(cmd, "source-client-key")
 	s.Chart.AddFlags(cmd)
+	s.flags = cmd.Flags()
 }
 
 // Validate checks the flags of remote sources with --offline.
 func (s *sourceFlags) Validate(offline bool) error {
 	switch {
+	case s.Lock == "" && s.flags != nil && s.flags.Changed("lock"):
+		// Else the run would go on without pins, as if --lock were not given.
+		return usageErrorf("--lock '': give a file name")
 	case s.UpdateLock && s.Lock == "":
 		return usageErrorf("--update-lock writes the file of --lock: name it (e.g. --lock kubectl-crd.lock)")
 	case s.ClientKey != "" && s.ClientCert == "":
