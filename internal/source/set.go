@@ -37,7 +37,7 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 	if lockFile != "" {
 		l, err := ReadLock(lockFile, opts.Update)
 		if err != nil {
-			return nil, &Error{Source: lockFile, Input: true, Err: err}
+			return nil, &Error{Source: lockFile, Input: true, Err: withoutPath(err)}
 		}
 		opts.Lock = l
 	}
@@ -63,7 +63,7 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 		// written it since it was read (UpdateLock).
 		if err := UpdateLock(lockFile, f.pins); err != nil {
 			f.Close()
-			return nil, &Error{Source: lockFile, Input: isTooLarge(err), Err: err}
+			return nil, &Error{Source: lockFile, Input: isTooLarge(err), Err: withoutPath(err)}
 		}
 	}
 	return s, nil

@@ -122,6 +122,8 @@ type Fetcher struct {
 	renderDir string
 	// pins are the sources fetched with Options.Update, for the lock.
 	pins []Pin
+	// values are the values files of the charts, once read (valuesFiles).
+	values []string
 }
 
 // New is a Fetcher with opts.
