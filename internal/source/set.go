@@ -13,6 +13,7 @@ type Set struct {
 	fetcher *Fetcher
 	names   map[string][]string
 	local   map[string]string
+	kept    bool // remote sources are among them, in a cache kept after the run
 }
 
 // Fetch fetches the remote sources among the arguments (IsRemote, and
@@ -58,6 +59,9 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 			s.local[file.Name] = file.Path
 		}
 	}
+	for _, a := range remote {
+		s.kept = s.kept || IsRemote(a) && f.cache.kept()
+	}
 	if opts.Update && opts.Lock != nil {
 		// Merged with the file as it is now: another run may have
 		// written it since it was read (UpdateLock).
@@ -89,6 +93,13 @@ func (s *Set) Path(name string) string {
 	}
 	return name
 }
+
+// Kept says whether the set holds remote sources, fetched or read from a
+// cache that keeps them after the run: a run with --offline then reads
+// them from there (by the lock, else by what the cache notes of this
+// fetch). False for none, or a cache not kept (KUBECTL_CRD_CACHE_DIR=off,
+// or not trusted: read only).
+func (s *Set) Kept() bool { return s != nil && s.kept }
 
 // Close removes what a run without a cache fetched.
 func (s *Set) Close() {

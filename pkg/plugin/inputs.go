@@ -27,6 +27,9 @@ type inputFlags struct {
 	// from the cache.
 	remote  sourceFlags
 	offline bool
+	// cluster is the command's, told when the remote sources are in the
+	// cache (its errors then say that --offline reads them); nil for none.
+	cluster *cluster
 
 	usage inputUsage
 	// replaces: the CRDs of -f replace the versions before them

@@ -98,6 +98,9 @@ func (f *inputFlags) Scan(stdin io.Reader, errOut io.Writer, cat *catalog.Catalo
 		return nil, err
 	}
 	s.remote = remote
+	if remote.Kept() && f.cluster != nil {
+		f.cluster.sourcesKept()
+	}
 	if err := s.scan(f, stdin, visit); err != nil {
 		s.Close()
 		return nil, err
