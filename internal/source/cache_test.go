@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,8 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -269,4 +272,53 @@ func tree(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// An OCI Helm chart's archive is a blob of the cache as any: pinned by
+// the manifest, verified when read; changed in the cache, offline an input
+// error naming the entry, online fetched again. (Read before rendering:
+// what crd-helm is handed.)
+func TestTamperedOCIChart(t *testing.T) {
+	reg := newTestRegistry(t)
+	archive := "not really a .tgz: the bytes crd-helm would be handed"
+	img, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), helmConfigMediaType),
+		mutate.Addendum{Layer: static.NewLayer([]byte(archive), helmChartMediaType), MediaType: helmChartMediaType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(reg.host + "/charts/app:1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	src := "oci://" + ref.String()
+	cache := filepath.Join(t.TempDir(), "sources")
+	resolve := func(opts Options) ([]File, error) {
+		opts.Dir = cache
+		f, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f.resolve(context.Background(), src, src)
+	}
+	wantChart := func(what string, files []File, err error) {
+		t.Helper()
+		if err != nil || len(files) != 1 || !files[0].chart || string(readFile(t, files[0].Path)) != archive {
+			t.Fatalf("%s: %+v %v", what, files, err)
+		}
+	}
+	files, err := resolve(Options{})
+	wantChart("fetched", files, err)
+	entry := blobPath(cache, digestOf(archive))
+	writeFile(t, entry, []byte(evil))
+	_, err = resolve(Options{Offline: true})
+	wantInputError(t, "offline, the archive changed", err, src+": ", entry, digestOf(archive), "it was changed after it was fetched")
+	files, err = resolve(Options{})
+	wantChart("online, fetched again", files, err)
+	reg.Close()
+	files, err = resolve(Options{Offline: true})
+	wantChart("offline, the entry replaced", files, err)
 }
