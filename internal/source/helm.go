@@ -253,9 +253,13 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 	if err != nil {
 		return nil, err
 	}
+	values, err := f.valuesFiles(f.renderDir)
+	if err != nil {
+		return nil, err
+	}
 	build := buildinfo.Version()
 	args := []string{"render", "--build", build, "--chart", chart, "--out", out}
-	for _, v := range f.opts.ChartValues {
+	for _, v := range values {
 		args = append(args, "--values", v)
 	}
 	for _, s := range f.opts.ChartSet {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 )
 
 // helmRepository is an entry of Helm's repository configuration
@@ -62,7 +64,7 @@ func findHelmRepository(repo *url.URL) (*helmRepository, error) {
 	if file == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := fileread.Read(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

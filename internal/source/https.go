@@ -10,9 +10,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 )
 
 // client is the HTTP client of every fetch: the proxy of the environment,
@@ -34,7 +35,7 @@ type client struct {
 func newClient(opts Options) (*client, error) {
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.Insecure}
 	if opts.CAFile != "" {
-		pem, err := os.ReadFile(opts.CAFile)
+		pem, err := fileread.Read(opts.CAFile)
 		if err != nil {
 			return nil, err
 		}
@@ -85,11 +86,11 @@ func clientCertificate(certFile, keyFile string) (tls.Certificate, error) {
 	if keyFile == "" {
 		keyFile = certFile
 	}
-	certPEM, err := os.ReadFile(certFile)
+	certPEM, err := fileread.Read(certFile)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("the client certificate: %w", err)
 	}
-	keyPEM, err := os.ReadFile(keyFile)
+	keyPEM, err := fileread.Read(keyFile)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("the client key: %w", err)
 	}

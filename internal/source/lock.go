@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 )
 
 // LockVersion is the version of the lock file's format.
@@ -40,26 +41,34 @@ const lockHeader = `# kubectl-crd.lock: the remote schema sources of kubectl crd
 # the sha256 digest of its content (docs/sources.md). Written by --update-lock.
 `
 
-// ReadLock reads a lock file. A file that does not exist is an empty lock
-// when missingOK (it is about to be written), else an error.
+// ReadLock reads a lock file, at most fileread.MaxBytes (a larger one, or
+// /dev/zero, is a *fileread.TooLargeError). A file that does not exist,
+// or is empty (another run's UpdateLock is creating it), is an empty lock
+// when missingOK (it is about to be written), else an error. The errors
+// of its content do not name the file: the caller does.
 func ReadLock(path string, missingOK bool) (*Lock, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && missingOK {
+	data, err := fileread.Read(path)
+	if missingOK && (errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(data)) == 0) {
 		return &Lock{Path: path, LockVersion: LockVersion}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	return parseLock(path, data)
+}
+
+// parseLock reads the lock file at path of content data.
+func parseLock(path string, data []byte) (*Lock, error) {
 	l := &Lock{}
 	if err := yaml.UnmarshalStrict(data, l); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	if l.LockVersion != LockVersion {
-		return nil, fmt.Errorf("%s: lockVersion %d, not %d: written by another version of kubectl crd", path, l.LockVersion, LockVersion)
+		return nil, fmt.Errorf("lockVersion %d, not %d: written by another version of kubectl crd", l.LockVersion, LockVersion)
 	}
 	for _, p := range l.Sources {
 		if p.Source == "" || !strings.HasPrefix(p.Digest, "sha256:") {
-			return nil, fmt.Errorf("%s: a source without its source or sha256 digest", path)
+			return nil, errors.New("a source without its source or sha256 digest")
 		}
 	}
 	l.Path = path
@@ -106,6 +115,6 @@ func (l *Lock) Changed() bool {
 	if err != nil {
 		return true
 	}
-	old, err := os.ReadFile(l.Path)
+	old, err := fileread.Read(l.Path)
 	return err != nil || !bytes.Equal(old, data)
 }

@@ -141,7 +141,7 @@ func FuzzRedact(f *testing.F) {
 	}
 	dir := f.TempDir()
 	blob := []byte(testCRD)
-	cache, err := openBlobs(dir)
+	cache, err := openBlobs(dir, 64<<20)
 	if err != nil {
 		f.Fatal(err)
 	}

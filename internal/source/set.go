@@ -2,8 +2,9 @@ package source
 
 import (
 	"context"
+	"errors"
 
-	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 )
 
 // Set is the remote sources of a run, fetched (or read from the cache):
@@ -12,13 +13,15 @@ type Set struct {
 	fetcher *Fetcher
 	names   map[string][]string
 	local   map[string]string
+	kept    bool // remote sources are among them, in a cache kept after the run
 }
 
 // Fetch fetches the remote sources among the arguments (IsRemote, and
 // Helm charts on disk, IsChart; the others are left alone) and renders
 // the charts, reading the lock of lockFile ("" for none) into
-// opts.Lock, and writing it back when opts.Update changed it. The Set is
-// closed by its caller, once its files are read.
+// opts.Lock, and writing the pins of what it fetched to it with
+// opts.Update (UpdateLock: other runs' pins kept). The Set is closed by
+// its caller, once its files are read.
 func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string) (*Set, error) {
 	s := &Set{names: map[string][]string{}, local: map[string]string{}}
 	var remote []string
@@ -35,7 +38,7 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 	if lockFile != "" {
 		l, err := ReadLock(lockFile, opts.Update)
 		if err != nil {
-			return nil, &Error{Source: lockFile, Input: true, Err: err}
+			return nil, &Error{Source: lockFile, Input: true, Err: withoutPath(err)}
 		}
 		opts.Lock = l
 	}
@@ -56,14 +59,15 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 			s.local[file.Name] = file.Path
 		}
 	}
-	if opts.Update && opts.Lock != nil && opts.Lock.Changed() {
-		data, err := opts.Lock.Bytes()
-		if err == nil {
-			err = safewrite.WriteFile(lockFile, data)
-		}
-		if err != nil {
+	for _, a := range remote {
+		s.kept = s.kept || IsRemote(a) && f.cache.kept()
+	}
+	if opts.Update && opts.Lock != nil {
+		// Merged with the file as it is now: another run may have
+		// written it since it was read (UpdateLock).
+		if err := UpdateLock(lockFile, f.pins); err != nil {
 			f.Close()
-			return nil, &Error{Source: lockFile, Err: err}
+			return nil, &Error{Source: lockFile, Input: isTooLarge(err), Err: withoutPath(err)}
 		}
 	}
 	return s, nil
@@ -90,9 +94,22 @@ func (s *Set) Path(name string) string {
 	return name
 }
 
+// Kept says whether the set holds remote sources, fetched or read from a
+// cache that keeps them after the run: a run with --offline then reads
+// them from there (by the lock, else by what the cache notes of this
+// fetch). False for none, or a cache not kept (KUBECTL_CRD_CACHE_DIR=off,
+// or not trusted: read only).
+func (s *Set) Kept() bool { return s != nil && s.kept }
+
 // Close removes what a run without a cache fetched.
 func (s *Set) Close() {
 	if s != nil && s.fetcher != nil {
 		s.fetcher.Close()
 	}
+}
+
+// isTooLarge says whether err is a file over the bound of fileread.
+func isTooLarge(err error) bool {
+	var tl *fileread.TooLargeError
+	return errors.As(err, &tl)
 }

@@ -60,6 +60,9 @@ type Options struct {
 	// ChartSet (helm's --set) and ChartValues (values files) are the
 	// values every Helm chart is rendered with, beside its own.
 	ChartSet, ChartValues []string
+	// Warn is told what a run should know that fails nothing (a cache
+	// not trusted, read only), a line without "Warning: "; nil: nobody.
+	Warn func(string)
 }
 
 // DefaultTimeout bounds a fetch: its connection, its request and its
@@ -118,6 +121,10 @@ type Fetcher struct {
 	client  *client
 	// renderDir holds the files of the charts rendered, removed by Close.
 	renderDir string
+	// pins are the sources fetched with Options.Update, for the lock.
+	pins []Pin
+	// values are the values files of the charts, once read (valuesFiles).
+	values []string
 }
 
 // New is a Fetcher with opts.
@@ -129,9 +136,12 @@ func New(opts Options) (*Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := openBlobs(opts.Dir)
+	cache, err := openBlobs(opts.Dir, c.maxBytes)
 	if err != nil {
 		return nil, err
+	}
+	if cache.untrusted != nil && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("the cache of remote sources is not trusted: read only, a file used as its digest verifies it: %v", cache.untrusted))
 	}
 	return &Fetcher{opts: opts, cache: cache, fetched: map[string][]File{}, client: c}, nil
 }
@@ -190,15 +200,23 @@ func (f *Fetcher) resolve(ctx context.Context, arg, name string) ([]File, error)
 	}
 	if pin == nil && f.opts.Offline {
 		pin = f.cache.lastFetch(name)
-		if pin == nil {
+		switch {
+		case pin == nil && f.cache.untrusted != nil:
+			return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("not in the cache, and --offline fetches nothing: what the cache notes of the last fetch is not read, as %v; pin the source in a lock (--lock, --update-lock), whose digest verifies the cache's files", f.cache.untrusted)}
+		case pin == nil:
 			return nil, &Error{Source: name, Input: true, Err: errors.New("not in the cache, and --offline fetches nothing: run once without --offline to fetch it")}
 		}
 	}
 	if pin != nil {
+		seen := len(f.cache.corrupt)
 		if files, ok := k.cached(f.cache, name, pin.Digest); ok {
 			return files, nil
 		}
 		if f.opts.Offline {
+			// A changed entry is named: the cache was written by another.
+			if ce := f.cache.corruptSince(seen); ce != nil {
+				return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("%w, and --offline fetches nothing: run without --offline to fetch it again", ce)}
+			}
 			return nil, &Error{Source: name, Input: true, Err: fmt.Errorf("%s is not in the cache, and --offline fetches nothing", pin.Digest)}
 		}
 	}
@@ -214,6 +232,7 @@ func (f *Fetcher) resolve(ctx context.Context, arg, name string) ([]File, error)
 	f.cache.recordFetch(got)
 	if f.opts.Update && f.opts.Lock != nil {
 		f.opts.Lock.Set(got)
+		f.pins = append(f.pins, got)
 	}
 	return files, nil
 }

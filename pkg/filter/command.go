@@ -120,9 +120,9 @@ func runKRM(c *cobra.Command, args []string) error {
 	var buf bytes.Buffer
 	var err error
 	if len(args) == 0 {
-		err = resourceList(c.InOrStdin(), &buf)
+		err = resourceList(c.InOrStdin(), &buf, stderr)
 	} else {
-		err = standalone(args[0], args[1:], c.InOrStdin(), &buf)
+		err = standalone(args[0], args[1:], c.InOrStdin(), &buf, stderr)
 	}
 	if err != nil {
 		printRunError(c, stderr, err)
@@ -163,7 +163,7 @@ func runExitError(err error) error {
 
 // resourceList runs the function on stdin: a ResourceList (kustomize, kpt),
 // or plain YAML documents, written back without a wrapper.
-func resourceList(in io.Reader, out io.Writer) error {
+func resourceList(in io.Reader, out, warnings io.Writer) error {
 	// A ResourceList is one document: bounded as the plugin bounds one.
 	data, err := io.ReadAll(io.LimitReader(in, document.MaxDocumentBytes+1))
 	if err != nil {
@@ -186,7 +186,7 @@ func resourceList(in io.Reader, out io.Writer) error {
 		OmitReaderAnnotations: true,
 		KeepReaderAnnotations: true,
 	}
-	return execute(Processor{}, rw)
+	return execute(Processor{Warnings: warnings}, rw)
 }
 
 // checkResourceList refuses a ResourceList (or List) that kyaml would
@@ -250,7 +250,7 @@ func nodeKind(n *yaml.Node) string {
 // /dev/zero) is refused at its line, as every command refuses it, and so
 // are resource files of more than 64 MiB in all, which the function holds
 // whole, as it holds a ResourceList.
-func standalone(config string, files []string, stdin io.Reader, out io.Writer) error {
+func standalone(config string, files []string, stdin io.Reader, out, warnings io.Writer) error {
 	if config == "-" && slices.Contains(files, "-") {
 		return errors.New("stdin (-) is read once: give it as the function config or as a resource file, not both")
 	}
@@ -263,7 +263,7 @@ func standalone(config string, files []string, stdin io.Reader, out io.Writer) e
 		return err
 	}
 	rw := &kio.ByteReadWriter{Reader: resources, Writer: out, NoWrap: true, FunctionConfig: fc}
-	return execute(Processor{}, rw)
+	return execute(Processor{Warnings: warnings}, rw)
 }
 
 // openInput opens a file the function reads ("-": stdin), named as its

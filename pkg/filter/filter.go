@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,6 +142,10 @@ type CRDCheck struct {
 
 	// Results are the findings of the last Filter.
 	Results framework.Results `json:"-"`
+	// Warnings is where Filter writes what fails nothing but the user
+	// should know (a cache not trusted), a line each, "Warning: " first,
+	// as the plugin does; nil: nowhere.
+	Warnings io.Writer `json:"-"`
 
 	gate    finding.Gate
 	crdOnly map[int]bool // the items that hold CRDs only (itemDocs)
@@ -168,18 +173,22 @@ func (p *Paths) UnmarshalJSON(b []byte) error {
 }
 
 // Processor reads the function config of a ResourceList and runs its
-// CRDCheck over the items.
-type Processor struct{}
+// CRDCheck over the items; the run's warnings go to Warnings (its stderr;
+// nil: nowhere).
+type Processor struct {
+	Warnings io.Writer
+}
 
 var _ framework.ResourceListProcessor = Processor{}
 
 // Process prunes and checks the items and reports findings as results; any
 // result of error severity fails the function.
-func (Processor) Process(rl *framework.ResourceList) error {
+func (p Processor) Process(rl *framework.ResourceList) error {
 	check, err := readConfig(rl.FunctionConfig)
 	if err != nil {
 		return err
 	}
+	check.Warnings = p.Warnings
 	items, err := check.Filter(rl.Items)
 	if err != nil {
 		return err
@@ -234,10 +243,13 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 		return nil, nil, err
 	}
 	l := cat.Load()
+	cache, err := crdindex.Open(crdindex.DefaultDir(), crdindex.BuildKey())
+	if err != nil && len(c.CRDPaths) > 0 {
+		c.warn(err.Error())
+	}
 	if err := c.fetch(root); err != nil {
 		return nil, nil, err
 	}
-	cache := crdindex.Cache{Dir: crdindex.DefaultDir(), Build: crdindex.BuildKey()}
 	for _, p := range c.CRDPaths {
 		if err := c.indexPath(l, cache, p, root); err != nil {
 			return nil, nil, fmt.Errorf("crdPaths: %w", err)
@@ -587,12 +599,19 @@ func (c *CRDCheck) fetch(root string) error {
 	set, err := source.Fetch(context.Background(), source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
 		CAFile: c.SourceCertificateAuthority, ClientCertFile: c.SourceClientCertificate, ClientKeyFile: c.SourceClientKey,
 		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
-		MaxBytes: document.MaxDocumentBytes, ChartValues: values}, c.Lock, c.CRDPaths, c.Previous)
+		MaxBytes: document.MaxDocumentBytes, ChartValues: values, Warn: c.warn}, c.Lock, c.CRDPaths, c.Previous)
 	if err != nil {
 		return err
 	}
 	c.remote = set
 	return nil
+}
+
+// warn writes a warning to Warnings, if any.
+func (c *CRDCheck) warn(msg string) {
+	if c.Warnings != nil {
+		fmt.Fprintf(c.Warnings, "Warning: %s\n", msg)
+	}
 }
 
 // indexPath reads the CRD files of a file or directory (recursively) into

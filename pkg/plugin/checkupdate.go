@@ -63,6 +63,7 @@ func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams gener
 		},
 	}
 	o.inputs.AddFlags(cmd)
+	o.inputs.cluster = o.cluster
 	o.outputFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
 	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")

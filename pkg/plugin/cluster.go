@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -42,6 +43,9 @@ type cluster struct {
 	discovery discovery.CachedDiscoveryInterface
 	dynamic   dynamic.Interface
 	crds      []*liveCRD // nil until listed
+
+	// kept: the run's remote sources are in the cache (sourcesKept).
+	kept atomic.Bool
 }
 
 // liveCRD is a CRD as the cluster serves it. Its schemas are converted on
@@ -98,6 +102,19 @@ func (c *cluster) where() string {
 
 const offlineHint = "to work without a cluster, pass --offline and give the CRDs with --crd-file"
 
+// sourcesKept notes that the run's remote sources are in the cache: the
+// cluster's errors then say that --offline reads them from there.
+func (c *cluster) sourcesKept() { c.kept.Store(true) }
+
+// offlineHint is offlineHint, and that the run's remote sources are in the
+// cache when they are.
+func (c *cluster) offlineHint() string {
+	if c.kept.Load() {
+		return offlineHint + "; the remote sources of --crd-file and --old are in the cache now, and --offline reads them from there"
+	}
+	return offlineHint
+}
+
 func (c *cluster) connect() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -111,12 +128,12 @@ func (c *cluster) connectLocked() error {
 	// client-go would fall back to localhost:8080; say what is missing instead.
 	if raw, err := c.flags.ToRawKubeConfigLoader().RawConfig(); err == nil && len(raw.Clusters) == 0 &&
 		(c.flags.APIServer == nil || *c.flags.APIServer == "") && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
-		return clusterError("no cluster configured: the kubeconfig has no cluster (set KUBECONFIG or --kubeconfig); %s", offlineHint)
+		return clusterError("no cluster configured: the kubeconfig has no cluster (set KUBECONFIG or --kubeconfig); %s", c.offlineHint())
 	}
 	cfg, err := c.flags.ToRESTConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
-			return clusterError("no cluster configured: no kubeconfig found (set KUBECONFIG or --kubeconfig); %s", offlineHint)
+			return clusterError("no cluster configured: no kubeconfig found (set KUBECONFIG or --kubeconfig); %s", c.offlineHint())
 		}
 		return clusterError("kubeconfig: %w", err)
 	}
@@ -160,7 +177,7 @@ func (c *cluster) apiError(what string, err error) error {
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return clusterError("%s on %s: timed out (raise --request-timeout?): %w", what, where, err)
 	case errors.As(err, &urlErr):
-		return clusterError("%s: cannot reach the API server at %s: %w; %s", what, where, urlErr.Err, offlineHint)
+		return clusterError("%s: cannot reach the API server at %s: %w; %s", what, where, urlErr.Err, c.offlineHint())
 	}
 	return clusterError("%s on %s: %w", what, where, err)
 }

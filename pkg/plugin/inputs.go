@@ -28,6 +28,9 @@ type inputFlags struct {
 	// from the cache.
 	remote  sourceFlags
 	offline bool
+	// cluster is the command's, told when the remote sources are in the
+	// cache (its errors then say that --offline reads them); nil for none.
+	cluster *cluster
 
 	usage inputUsage
 	// command is the command's name, for the words of its messages.

@@ -63,6 +63,7 @@ func NewCmdPrune(configFlags *genericclioptions.ConfigFlags, streams genericioop
 		},
 	}
 	o.inputs.AddFlags(cmd)
+	o.inputs.cluster = o.cluster
 	o.outputFlags.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Report, "report", "", "write a JSON report of every change to this file, - for stdout")
 	cmd.Flags().BoolVar(&o.Defaults, "defaults", false, "apply the schema's defaults as the server does (the output is what it stores)")

@@ -3,8 +3,11 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -23,6 +26,8 @@ type sourceFlags struct {
 
 	// Chart are the values of Helm chart sources.
 	Chart chartValues
+
+	flags *pflag.FlagSet // the command's: was --lock given?
 }
 
 // AddFlags registers the flags of remote sources.
@@ -39,11 +44,15 @@ func (s *sourceFlags) AddFlags(cmd *cobra.Command) {
 	completeFiles(cmd, "source-client-certificate")
 	completeFiles(cmd, "source-client-key")
 	s.Chart.AddFlags(cmd)
+	s.flags = cmd.Flags()
 }
 
 // Validate checks the flags of remote sources with --offline.
 func (s *sourceFlags) Validate(offline bool) error {
 	switch {
+	case s.Lock == "" && s.flags != nil && s.flags.Changed("lock"):
+		// Else the run would go on without pins, as if --lock were not given.
+		return usageErrorf("--lock '': give a file name")
 	case s.UpdateLock && s.Lock == "":
 		return usageErrorf("--update-lock writes the file of --lock: name it (e.g. --lock kubectl-crd.lock)")
 	case s.ClientKey != "" && s.ClientCert == "":
@@ -55,11 +64,12 @@ func (s *sourceFlags) Validate(offline bool) error {
 }
 
 // fetch fetches the remote sources among names (or reads them from the
-// cache, by the lock), and writes the lock with --update-lock.
-func (s *sourceFlags) fetch(ctx context.Context, offline bool, names ...[]string) (*source.Set, error) {
+// cache, by the lock), and writes the lock with --update-lock; warn is
+// told of a cache not trusted.
+func (s *sourceFlags) fetch(ctx context.Context, offline bool, warn func(string), names ...[]string) (*source.Set, error) {
 	set, err := source.Fetch(ctx, source.Options{Dir: source.DefaultDir(), Update: s.UpdateLock, Offline: offline,
 		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, ClientCertFile: s.ClientCert, ClientKeyFile: s.ClientKey,
-		MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values}, s.Lock, names...)
+		MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values, Warn: warn}, s.Lock, names...)
 	if err != nil {
 		return nil, sourceError(err)
 	}
@@ -74,4 +84,10 @@ func sourceError(err error) error {
 		return &ExitError{Code: ExitInternal, Err: err}
 	}
 	return inputError(err)
+}
+
+// warnOn is a warning's printer on w: a line, "Warning: " first, as
+// kubectl prints the server's.
+func warnOn(w io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintf(w, "Warning: %s\n", msg) }
 }

@@ -69,7 +69,7 @@ type rereadable struct {
 // warnings about the inputs, kubectl-style, and about no objects at all.
 // The caller closes the stream.
 func (f *inputFlags) scanObjects(stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
-	in, err := f.Scan(stdin, cat, visit)
+	in, err := f.Scan(stdin, errOut, cat, visit)
 	if err != nil {
 		return nil, err
 	}
@@ -81,18 +81,26 @@ func (f *inputFlags) scanObjects(stdin io.Reader, errOut io.Writer, cat *catalog
 // Scan reads every input once (see objectStream) into the engine's loader
 // (catalog.Loader): the CRDs of --crd-file, then the objects of -f and
 // their CRDs, then the old objects of --old; visit sees each object of -f,
-// the items of Lists one by one, and may stop the scan with an error. The
-// caller closes the stream.
-func (f *inputFlags) Scan(stdin io.Reader, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
+// the items of Lists one by one, and may stop the scan with an error.
+// What fails nothing but a run should know (a cache not trusted) is
+// printed on errOut as it is found. The caller closes the stream.
+func (f *inputFlags) Scan(stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	s := &objectStream{keeping: true, loader: cat.Load(), cache: crdindex.Cache{Dir: crdindex.DefaultDir(), Build: crdindex.BuildKey()}}
-	remote, err := f.remote.fetch(context.Background(), f.offline, f.CRDFiles, f.Old)
+	s := &objectStream{keeping: true, loader: cat.Load()}
+	var err error
+	if s.cache, err = crdindex.Open(crdindex.DefaultDir(), crdindex.BuildKey()); err != nil && len(f.CRDFiles) > 0 {
+		warnOn(errOut)(err.Error())
+	}
+	remote, err := f.remote.fetch(context.Background(), f.offline, warnOn(errOut), f.CRDFiles, f.Old)
 	if err != nil {
 		return nil, err
 	}
 	s.remote = remote
+	if remote.Kept() && f.cluster != nil {
+		f.cluster.sourcesKept()
+	}
 	if err := s.scan(f, stdin, visit); err != nil {
 		s.Close()
 		return nil, err

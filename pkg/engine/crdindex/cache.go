@@ -13,6 +13,8 @@ import (
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/cachedir"
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 )
 
@@ -39,6 +41,22 @@ func DefaultDir() string {
 		return ""
 	}
 	return filepath.Join(base, "kubectl-crd", "crds")
+}
+
+// Open is the cache of indexes in dir ("" keeps none) for build, when dir
+// may be trusted (cachedir.Check: the user's own directory, that no one
+// else may write). Else the cache is none, and the error says why, for
+// the front ends to warn of: an index is derived from a file (its CRDs
+// decoded, the server's verdict on each), so that no hash of the file
+// verifies it, and whoever may write the directory decides what it says.
+func Open(dir, build string) (Cache, error) {
+	if dir == "" {
+		return Cache{Build: build}, nil
+	}
+	if err := cachedir.Check(dir); err != nil {
+		return Cache{Build: build}, fmt.Errorf("the cache of CRD indexes is not used: %w", err)
+	}
+	return Cache{Dir: dir, Build: build}, nil
 }
 
 // BuildKey names the running build: its module version and VCS revision,
@@ -100,7 +118,11 @@ func (c Cache) load(key string, f *file) (*File, error) {
 		return nil, os.ErrNotExist
 	}
 	dir := c.path(key)
-	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	// The entry's directories too: the cache's own, as Open found it.
+	if err := cachedir.Check(c.Dir, key[:2], filepath.Join(key[:2], key)); err != nil {
+		return nil, err
+	}
+	b, err := fileread.Read(filepath.Join(dir, "index.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +150,7 @@ func (c Cache) store(key string, idx *File) {
 		return
 	}
 	final := c.path(key)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	if err := cachedir.MkdirAll(filepath.Dir(final)); err != nil {
 		return
 	}
 	var rnd [8]byte
@@ -140,7 +162,7 @@ func (c Cache) store(key string, idx *File) {
 }
 
 func (c Cache) write(dir string, idx *File) error {
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, cachedir.DirMode); err != nil {
 		return err
 	}
 	s := stored{Format: format, Entries: []storedEntry{}, Warnings: idx.Warnings}
@@ -149,7 +171,7 @@ func (c Cache) write(dir string, idx *File) error {
 		if err != nil {
 			return err // NaN: no JSON; not kept
 		}
-		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".json"), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".json"), b, cachedir.FileMode); err != nil {
 			return err
 		}
 		s.Entries = append(s.Entries, storedEntry{Group: e.GroupKind.Group, Kind: e.GroupKind.Kind, Line: e.Source.Line, Refusal: e.refusal})
@@ -158,13 +180,13 @@ func (c Cache) write(dir string, idx *File) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "index.json"), b, 0o644)
+	return os.WriteFile(filepath.Join(dir, "index.json"), b, cachedir.FileMode)
 }
 
 // readBlob reads a CRD's object as kubectl decodes JSON: integers as
 // int64, as the document reader makes them.
 func readBlob(path string) (map[string]interface{}, error) {
-	b, err := os.ReadFile(path)
+	b, err := fileread.Read(path)
 	if err != nil {
 		return nil, err
 	}
