@@ -11,6 +11,7 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
@@ -35,6 +36,9 @@ type renderOptions struct {
 func render(o renderOptions) ([]outputFile, error) {
 	ch, err := loader.Load(o.chart)
 	if err != nil {
+		return nil, inputError{fmt.Errorf("%s: %w", o.chart, err)}
+	}
+	if err := checkDependencies(ch); err != nil {
 		return nil, inputError{fmt.Errorf("%s: %w", o.chart, err)}
 	}
 	vals, err := userValues(o)
@@ -84,6 +88,28 @@ func render(o renderOptions) ([]outputFile, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// checkDependencies refuses a chart whose Chart.yaml names dependencies
+// that are not in its charts/, as helm install does (action.CheckDependencies,
+// which we do not import: pkg/action would bring Helm's cluster client),
+// by name and whatever their conditions say. Rendered without them, a
+// template fails on a nil value, or the chart renders without their CRDs.
+func checkDependencies(ch *chart.Chart) error {
+	have := map[string]bool{}
+	for _, d := range ch.Dependencies() {
+		have[d.Name()] = true
+	}
+	var missing []string
+	for _, d := range ch.Metadata.Dependencies {
+		if !have[d.Name] {
+			missing = append(missing, d.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the chart's dependencies: found in Chart.yaml, but missing in charts/ directory: %s; 'helm dependency build' fetches them", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // inChart is a file's path within the chart: Helm names it with the
