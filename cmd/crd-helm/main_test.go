@@ -123,3 +123,25 @@ func TestRenderMissingDependencies(t *testing.T) {
 		t.Errorf("with its dependencies: exit %d: %s", code, stderr)
 	}
 }
+
+// A values file is read whole up to a bound (64 MiB, fileread's), a
+// larger file or a device that never ends (/dev/zero) an error after the
+// bound is read, exit 2: it filled the memory.
+func TestValuesBounded(t *testing.T) {
+	defer func(max int64) { maxValuesBytes = max }(maxValuesBytes)
+	maxValuesBytes = 1 << 20
+	chart := writeChart(t, t.TempDir(), map[string]string{"Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n", "crds/a.yaml": crd})
+	large := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(large, bytes.Repeat([]byte("# a comment line of values\n"), 50000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{large, "/dev/zero"} {
+		if _, err := os.Stat(f); err != nil {
+			continue // no /dev/zero on Windows
+		}
+		code, stderr := renderChart(t, chart, "--values", f)
+		if code != exitInput || !strings.Contains(stderr, f+": larger than 1 MiB") {
+			t.Errorf("--values %s: exit %d: %s", f, code, stderr)
+		}
+	}
+}

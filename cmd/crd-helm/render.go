@@ -17,6 +17,8 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 	"helm.sh/helm/v4/pkg/strvals"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 )
 
 // The release a chart is rendered as: fixed, so that a chart renders the
@@ -25,6 +27,10 @@ const (
 	releaseName      = "kubectl-crd"
 	releaseNamespace = "default"
 )
+
+// maxValuesBytes bounds a values file: read whole, as every small file a
+// run is given by name.
+var maxValuesBytes int64 = fileread.MaxBytes
 
 type renderOptions struct {
 	build, chart, out string
@@ -127,7 +133,7 @@ func inChart(name string) string {
 func userValues(o renderOptions) (map[string]any, error) {
 	base := map[string]any{}
 	for _, f := range o.values {
-		data, err := os.ReadFile(f)
+		data, err := fileread.ReadLimit(f, maxValuesBytes)
 		if err != nil {
 			return nil, err
 		}
