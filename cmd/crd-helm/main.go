@@ -7,9 +7,11 @@
 // The protocol is kubectl-crd's own, not for people:
 //
 //	crd-helm version
-//	crd-helm render --build VERSION --chart PATH [--set k=v]... [--values FILE]... --out DIR
+//	crd-helm render --build VERSION --chart PATH [--set k=v]... [--values FILE]... [--root DIR] --out DIR
 //
-// render refuses a --build that is not its own. It writes each source file
+// render refuses a --build that is not its own. With --root (the KRM
+// function's load restriction), a chart directory whose symbolic links
+// lead out of DIR is refused. It writes each source file
 // of the chart that holds CRDs (crds/ of the chart and its subcharts as
 // they are, then the templates rendered as `helm install` would, release
 // kubectl-crd in namespace default) to DIR, every document that is not a
@@ -64,6 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.build, "build", "", "the build of kubectl-crd that runs crd-helm")
 	fs.StringVar(&o.chart, "chart", "", "the chart: a directory or a .tgz")
 	fs.StringVar(&o.out, "out", "", "the directory of the files written")
+	fs.StringVar(&o.root, "root", "", "the KRM function's load restriction: every file of a chart directory, its symbolic links followed, is inside this directory")
 	fs.Var((*multi)(&o.set), "set", "a value, as helm's --set")
 	fs.Var((*multi)(&o.values), "values", "a values file, as helm's --values")
 	if err := fs.Parse(args[1:]); err != nil {

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
 )
@@ -142,6 +147,202 @@ func TestValuesBounded(t *testing.T) {
 		code, stderr := renderChart(t, chart, "--values", f)
 		if code != exitInput || !strings.Contains(stderr, f+": larger than 1 MiB") {
 			t.Errorf("--values %s: exit %d: %s", f, code, stderr)
+		}
+	}
+}
+
+// With --root (the KRM function's load restriction), a chart directory's
+// symbolic link that leads out of the root is refused, exit 2, naming the
+// link and where it leads, and nothing of the file it leads to is in any
+// output: .Files.Get put it in the CRDs. Links inside the root are
+// followed, as Helm follows them; without --root every link is (the
+// plugin's, as helm's). A link to a directory that holds it is an error,
+// not a walk without end.
+func TestRenderRoot(t *testing.T) {
+	if !symlinks(t) {
+		t.Skip("no symbolic links here")
+	}
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	outside := writeChart(t, t.TempDir(), map[string]string{"secret.txt": "top-secret-token\n", "more/crd.yaml": crd})
+	tmpl := strings.Replace(crd, "metadata:", "metadata:\n  annotations:\n    leak: {{ .Files.Get \"files/secret.txt\" | quote }}", 1)
+	chart := writeChart(t, filepath.Join(root, "chart"), map[string]string{
+		"Chart.yaml":       "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+		"templates/a.yaml": tmpl,
+	})
+	writeChart(t, filepath.Join(root, "shared"), map[string]string{"b.yaml": strings.ReplaceAll(crd, "as.", "bs."), "secret.txt": "shared\n"})
+	link := func(target, name string) {
+		t.Helper()
+		os.RemoveAll(filepath.Join(chart, name))
+		os.MkdirAll(filepath.Dir(filepath.Join(chart, name)), 0o755)
+		if err := os.Symlink(target, filepath.Join(chart, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	render := func(args ...string) (int, string, string) {
+		t.Helper()
+		out := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"render", "--build", buildinfo.Version(), "--chart", chart, "--out", out}, args...), &stdout, &stderr)
+		var all strings.Builder
+		entries, _ := os.ReadDir(out)
+		for _, e := range entries {
+			data, _ := os.ReadFile(filepath.Join(out, e.Name()))
+			all.Write(data)
+		}
+		return code, stderr.String(), all.String() + stdout.String()
+	}
+	hint := "outside the function's working directory (set loadRestrictor: LoadRestrictionsNone in the function config to read it)"
+
+	link(filepath.Join(outside, "secret.txt"), "files/secret.txt")
+	if code, stderr, out := render(); code != 0 || !strings.Contains(out, "top-secret-token") {
+		t.Errorf("no --root: exit %d: %s", code, stderr)
+	}
+	code, stderr, out := render("--root", root)
+	want := chart + ": files/secret.txt: a symbolic link to " + filepath.Join(outside, "secret.txt") + ", " + hint
+	if code != exitInput || !strings.Contains(stderr, want) || strings.Contains(stderr+out, "top-secret") {
+		t.Errorf("a file's link out of the root: exit %d: %s\nwant %s", code, stderr, want)
+	}
+	link(filepath.Join(outside, "more"), "crds")
+	link(filepath.Join(root, "shared", "secret.txt"), "files/secret.txt")
+	if code, stderr, _ := render("--root", root); code != exitInput || !strings.Contains(stderr, chart+": crds: a symbolic link to "+filepath.Join(outside, "more")) {
+		t.Errorf("a directory's link out of the root: exit %d: %s", code, stderr)
+	}
+	link("../shared", "crds")
+	if code, stderr, out := render("--root", root); code != 0 || !strings.Contains(out, "bs.example.com") || !strings.Contains(out, `leak: "shared\n"`) {
+		t.Errorf("links inside the root: exit %d: %s\n%s", code, stderr, out)
+	}
+	link("..", "crds")
+	if code, stderr, _ := render("--root", root); code != exitInput || !strings.Contains(stderr, "a directory that holds it") {
+		t.Errorf("a link to the chart: exit %d: %s", code, stderr)
+	}
+	if err := os.Remove(filepath.Join(chart, "crds")); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr, _ := render("--root", filepath.Join(root, "shared")); code != exitInput || !strings.Contains(stderr, chart+": in "+chart+", "+hint) {
+		t.Errorf("a chart outside the root: exit %d: %s", code, stderr)
+	}
+}
+
+// symlinks says whether this system lets the test make symbolic links
+// (Windows needs a privilege for them).
+func symlinks(t *testing.T) bool {
+	dir := t.TempDir()
+	return os.Symlink(dir, filepath.Join(dir, "link")) == nil
+}
+
+// The directory loader reads what Helm's reads: its .helmignore and
+// default rules, a byte order mark dropped, subcharts, links followed.
+func TestLoadDirAsHelm(t *testing.T) {
+	dir := t.TempDir()
+	top := writeChart(t, filepath.Join(dir, "c"), map[string]string{
+		"Chart.yaml":                  "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+		".helmignore":                 "*.bak\nignored/\n",
+		"values.yaml":                 "\xEF\xBB\xBFa: 1\n",
+		"crds/a.yaml":                 crd,
+		"templates/b.yaml":            "{{ .Values.a }}\n",
+		"templates/.hidden.yaml":      "{{ bad\n",
+		"templates/c.yaml.bak":        "{{ bad\n",
+		"ignored/x.yaml":              "x\n",
+		"files/data.txt":              "data\n",
+		"charts/sub/Chart.yaml":       "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+		"charts/sub/templates/s.yaml": "s\n",
+	})
+	writeChart(t, filepath.Join(dir, "linked"), map[string]string{"l.txt": "linked\n"})
+	if symlinks(t) {
+		if err := os.Symlink(filepath.Join(dir, "linked"), filepath.Join(top, "files", "linked")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := loader.LoadDir(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadChart(top, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func(c *chart.Chart) []string {
+		var out []string
+		for _, f := range c.Raw {
+			out = append(out, f.Name+"="+string(f.Data))
+		}
+		for _, d := range c.Dependencies() {
+			for _, f := range d.Raw {
+				out = append(out, d.Name()+":"+f.Name+"="+string(f.Data))
+			}
+		}
+		return out
+	}
+	if g, w := strings.Join(files(got), "\n"), strings.Join(files(want), "\n"); g != w {
+		t.Errorf("loaded:\n%s\nwant Helm's:\n%s", g, w)
+	}
+	if len(files(got)) < 7 {
+		t.Errorf("loaded %d files", len(files(got)))
+	}
+}
+
+// tgzEntry is an entry of a test archive.
+type tgzEntry struct {
+	name, data, link string
+	kind             byte
+}
+
+// writeTgz writes a chart archive of the entries (regular files unless
+// kind says otherwise).
+func writeTgz(t *testing.T, entries ...tgzEntry) string {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, e := range entries {
+		h := &tar.Header{Name: e.name, Mode: 0o644, Size: int64(len(e.data)), Typeflag: e.kind, Linkname: e.link}
+		if e.kind == 0 {
+			h.Typeflag = tar.TypeReg
+		} else {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Size > 0 {
+			tw.Write([]byte(e.data))
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz.Close()
+	p := filepath.Join(t.TempDir(), "c-1.0.0.tgz")
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// An archive (a remote chart is one) is read in memory by Helm's loader:
+// a symbolic or hard link in it is an empty file, never the file it
+// names, and a name out of the archive's directory is refused. (Helm's
+// behaviour, which the function's load restriction relies on: a guard.)
+func TestArchiveLinks(t *testing.T) {
+	get := strings.Replace(crd, "metadata:", "metadata:\n  annotations:\n    s: {{ .Files.Get \"files/s\" | quote }}\n    h: {{ .Files.Get \"files/h\" | quote }}", 1)
+	head := []tgzEntry{{name: "c/Chart.yaml", data: "apiVersion: v2\nname: c\nversion: 1.0.0\n"}, {name: "c/templates/a.yaml", data: get}}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("top-secret-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tgz := writeTgz(t, append(head, tgzEntry{name: "c/files/s", kind: tar.TypeSymlink, link: secret},
+		tgzEntry{name: "c/files/h", kind: tar.TypeLink, link: secret})...)
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"render", "--build", buildinfo.Version(), "--chart", tgz, "--out", out, "--root", t.TempDir()}, &stdout, &stderr)
+	data, _ := os.ReadFile(filepath.Join(out, "0.yaml"))
+	if code != 0 || strings.Contains(string(data)+stderr.String(), "top-secret") || !strings.Contains(string(data), `s: ""`) || !strings.Contains(string(data), `h: ""`) {
+		t.Errorf("links in an archive: exit %d: %s\n%s", code, stderr.String(), data)
+	}
+	for _, name := range []string{"c/../../escape.yaml", "c//abs.yaml"} {
+		code, stderr := renderChart(t, writeTgz(t, append(head, tgzEntry{name: name, data: crd})...))
+		if code != exitInput || !strings.Contains(stderr, "chart illegally") {
+			t.Errorf("%s: exit %d: %s", name, code, stderr)
 		}
 	}
 }

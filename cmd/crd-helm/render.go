@@ -34,13 +34,14 @@ var maxValuesBytes int64 = fileread.MaxBytes
 
 type renderOptions struct {
 	build, chart, out string
+	root              string
 	set, values       []string
 }
 
 // render writes the files of the chart that hold CRDs, crds/ first (as
 // Helm installs them), then the rendered templates, each in name order.
 func render(o renderOptions) ([]outputFile, error) {
-	ch, err := loader.Load(o.chart)
+	ch, err := loadChart(o.chart, o.root)
 	if err != nil {
 		return nil, inputError{fmt.Errorf("%s: %w", o.chart, err)}
 	}
