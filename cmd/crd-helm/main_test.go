@@ -346,3 +346,51 @@ func TestArchiveLinks(t *testing.T) {
 		}
 	}
 }
+
+// A chart is bounded as it is loaded, archive or directory, its
+// subcharts' archives included: the number of its files, the size of one
+// and their size in all, decompressed. Past a bound, exit 2 naming it;
+// Helm's loader held them all (a million empty files took 1.1 GB).
+func TestChartBounds(t *testing.T) {
+	defer func(files int, chart, file int64) { maxChartFiles, maxChartBytes, maxFileBytes = files, chart, file }(maxChartFiles, maxChartBytes, maxFileBytes)
+	maxChartFiles, maxChartBytes, maxFileBytes = 20, 2<<20, 1<<20
+	head := []tgzEntry{{name: "c/Chart.yaml", data: "apiVersion: v2\nname: c\nversion: 1.0.0\n"}, {name: "c/crds/a.yaml", data: crd}}
+	many := func(prefix string, n int) []tgzEntry {
+		var out []tgzEntry
+		for i := range n {
+			out = append(out, tgzEntry{name: fmt.Sprintf("%sfiles/%d.txt", prefix, i)})
+		}
+		return out
+	}
+	data := func(name string, size int) tgzEntry { return tgzEntry{name: name, data: strings.Repeat("#\n", size/2)} }
+	var sub bytes.Buffer
+	subArchive, err := os.ReadFile(writeTgz(t, append([]tgzEntry{{name: "sub/Chart.yaml", data: "apiVersion: v2\nname: sub\nversion: 1.0.0\n"}}, many("sub/", 25)...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Write(subArchive)
+	for _, tc := range []struct {
+		name    string
+		entries []tgzEntry
+		want    string
+	}{
+		{"fits", append(head, append(many("c/", 10), data("c/files/big", 900<<10), data("c/files/big2", 900<<10))...), ""},
+		{"too many files", append(head, many("c/", 25)...), "more than 20 files and directories, the most a chart may hold"},
+		{"a file too large", append(head, data("c/files/big", 3<<19)), "files/big: larger than 1 MiB, the most a file of a chart may be"},
+		{"too large in all", append(head, data("c/files/a", 900<<10), data("c/files/b", 900<<10), data("c/files/c", 900<<10)), "more than 2 MiB decompressed, the most a chart may be"},
+		{"a subchart's archive", append(head, tgzEntry{name: "c/charts/sub-1.0.0.tgz", data: sub.String()}), "charts/sub-1.0.0.tgz: more than 20 files and directories"},
+	} {
+		tgz := writeTgz(t, tc.entries...)
+		dir := t.TempDir()
+		for _, e := range tc.entries {
+			_, name, _ := strings.Cut(e.name, "/")
+			writeChart(t, dir, map[string]string{name: e.data})
+		}
+		for _, chart := range []string{tgz, dir} {
+			code, stderr := renderChart(t, chart)
+			if tc.want == "" && code != 0 || tc.want != "" && (code != exitInput || !strings.Contains(stderr, chart+": "+tc.want)) {
+				t.Errorf("%s, %s: exit %d: %s", tc.name, chart, code, stderr)
+			}
+		}
+	}
+}
