@@ -117,12 +117,19 @@ func loadChart(name, root string) (*chart.Chart, error) {
 		return loader.LoadFile(name)
 	}
 	if root != "" {
-		if root, err = filepath.EvalSymlinks(root); err != nil {
+		if root, err = filepath.Abs(root); err == nil {
+			root, err = filepath.EvalSymlinks(root)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("--root: %w", err)
 		}
 	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, err
+	}
 	l := &dirLoader{root: root, rules: ignore.Empty()}
-	real, _, err := l.resolve(name, "")
+	real, _, err := l.resolve(abs, "")
 	if err != nil {
 		return nil, err
 	}

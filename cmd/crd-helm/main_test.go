@@ -211,6 +211,11 @@ func TestRenderRoot(t *testing.T) {
 	if code, stderr, out := render("--root", root); code != 0 || !strings.Contains(out, "bs.example.com") || !strings.Contains(out, `leak: "shared\n"`) {
 		t.Errorf("links inside the root: exit %d: %s\n%s", code, stderr, out)
 	}
+	t.Chdir(root) // the function names its charts relative to its directory
+	var relErr bytes.Buffer
+	if code := run([]string{"render", "--build", buildinfo.Version(), "--chart", "chart", "--out", t.TempDir(), "--root", "."}, &bytes.Buffer{}, &relErr); code != 0 {
+		t.Errorf("relative to the root: exit %d: %s", code, relErr.String())
+	}
 	link("..", "crds")
 	if code, stderr, _ := render("--root", root); code != exitInput || !strings.Contains(stderr, "a directory that holds it") {
 		t.Errorf("a link to the chart: exit %d: %s", code, stderr)
