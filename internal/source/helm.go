@@ -254,6 +254,9 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 	for _, s := range f.opts.ChartSet {
 		args = append(args, "--set", s)
 	}
+	if f.opts.ChartRoot != "" {
+		args = append(args, "--root", f.opts.ChartRoot)
+	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

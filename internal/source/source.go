@@ -59,6 +59,10 @@ type Options struct {
 	// ChartSet (helm's --set) and ChartValues (values files) are the
 	// values every Helm chart is rendered with, beside its own.
 	ChartSet, ChartValues []string
+	// ChartRoot, when set, is the directory that every file of a chart
+	// directory must be in, its symbolic links resolved (the KRM
+	// function's load restriction, applied by crd-helm as it reads them).
+	ChartRoot string
 }
 
 // DefaultTimeout bounds a fetch: its connection, its request and its

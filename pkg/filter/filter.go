@@ -586,7 +586,7 @@ func (c *CRDCheck) fetch(root string) error {
 	set, err := source.Fetch(context.Background(), source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
 		CAFile: c.SourceCertificateAuthority, ClientCertFile: c.SourceClientCertificate, ClientKeyFile: c.SourceClientKey,
 		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
-		MaxBytes: document.MaxDocumentBytes, ChartValues: values}, c.Lock, c.CRDPaths, c.Previous)
+		MaxBytes: document.MaxDocumentBytes, ChartValues: values, ChartRoot: root}, c.Lock, c.CRDPaths, c.Previous)
 	if err != nil {
 		return err
 	}
