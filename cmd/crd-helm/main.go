@@ -7,11 +7,12 @@
 // The protocol is kubectl-crd's own, not for people:
 //
 //	crd-helm version
-//	crd-helm render --build VERSION --chart PATH [--set k=v]... [--values FILE]... [--root DIR] --out DIR
+//	crd-helm render --build VERSION --chart PATH [--set k=v]... [--values FILE]... [--root DIR] [--max-memory MIB] --out DIR
 //
 // render refuses a --build that is not its own. With --root (the KRM
 // function's load restriction), a chart directory whose symbolic links
-// lead out of DIR is refused. It writes each source file
+// lead out of DIR is refused. With --max-memory, rendering that holds
+// more is stopped, exit 2 (limitMemory). It writes each source file
 // of the chart that holds CRDs (crds/ of the chart and its subcharts as
 // they are, then the templates rendered as `helm install` would, release
 // kubectl-crd in namespace default) to DIR, every document that is not a
@@ -69,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.root, "root", "", "the KRM function's load restriction: every file of a chart directory, its symbolic links followed, is inside this directory")
 	fs.Var((*multi)(&o.set), "set", "a value, as helm's --set")
 	fs.Var((*multi)(&o.values), "values", "a values file, as helm's --values")
+	maxMemory := fs.Int64("max-memory", 0, "the most memory rendering may use, in MiB (0: no bound)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitInput
 	}
@@ -79,6 +81,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.chart == "" || o.out == "" {
 		fmt.Fprintln(stderr, "crd-helm render: --chart and --out are required")
 		return exitInput
+	}
+	if *maxMemory < 0 {
+		fmt.Fprintln(stderr, "crd-helm render: --max-memory: want 0 or more MiB")
+		return exitInput
+	}
+	if *maxMemory > 0 {
+		limitMemory(*maxMemory<<20, stderr)
 	}
 	files, err := render(o)
 	if err != nil {
