@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
 )
@@ -91,7 +92,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	files, err := render(o)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, oneLine(err.Error()))
 		var ie inputError
 		if errors.As(err, &ie) {
 			return exitInput
@@ -116,6 +117,13 @@ type result struct {
 type outputFile struct {
 	Name string `json:"name"`
 	File string `json:"file"`
+}
+
+// oneLine is a message on one line, its line breaks written \n: a chart's
+// message (its fail, a file's name) cannot pass for the trace that Go's
+// runtime writes when the process dies, which kubectl-crd tells apart.
+func oneLine(msg string) string {
+	return strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`).Replace(msg)
 }
 
 // inputError is the chart's or the values' fault.

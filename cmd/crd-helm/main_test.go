@@ -399,3 +399,14 @@ func TestChartBounds(t *testing.T) {
 		}
 	}
 }
+
+// crd-helm's own errors are one line each: a chart's message cannot pass
+// for the trace of a goroutine that kubectl-crd reads as a crash.
+func TestErrorsOneLine(t *testing.T) {
+	chart := writeChart(t, t.TempDir(), map[string]string{"Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+		"templates/t.yaml": `{{ fail "a\n\ngoroutine 1 [running]:\nmain.main()" }}`})
+	code, stderr := renderChart(t, chart)
+	if code != exitInput || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `a\n\ngoroutine 1 [running]:\nmain.main()`) {
+		t.Errorf("exit %d: %q", code, stderr)
+	}
+}

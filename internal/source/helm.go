@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
 	"sigs.k8s.io/yaml"
@@ -257,16 +259,22 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 	if f.opts.ChartRoot != "" {
 		args = append(args, "--root", f.opts.ChartRoot)
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
+	memory, err := chartMemory()
+	if err != nil {
+		return nil, &Error{Source: name, Input: true, Err: err}
+	}
+	args = append(args, "--max-memory", strconv.FormatInt(memory, 10))
+	rctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, bin, args...)
+	// Stopped, it is given a second to let go of its output.
+	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		var ee *exec.ExitError
-		return nil, &Error{Source: name, Input: errors.As(err, &ee) && ee.ExitCode() == 2, Err: fmt.Errorf("%s: %s", bin, msg)}
+		err = renderError(rctx, bin, err, stderr.String(), f.opts.Timeout, memory)
+		var c *crash
+		return nil, &Error{Source: name, Input: !errors.As(err, &c), Err: err}
 	}
 	var res struct {
 		Build string `json:"build"`
@@ -288,6 +296,75 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 		files = append(files, File{Path: filepath.Join(out, r.File), Name: name + " (" + r.Name + ")"})
 	}
 	return files, nil
+}
+
+// ChartMemoryEnv names the bound of the memory that rendering a chart
+// may use, in MiB (DefaultChartMemory when it is not set).
+const ChartMemoryEnv = "KUBECTL_CRD_HELM_MEMORY"
+
+// DefaultChartMemory bounds the memory of rendering a chart, in MiB: four
+// times what the largest chart Helm loads needs (every CRD of the corpus
+// in crds/ and in templates/, 88 MB: within 256 MiB).
+const DefaultChartMemory = 1024
+
+// chartMemory is the bound of the memory of rendering a chart, in MiB.
+func chartMemory() (int64, error) {
+	v := os.Getenv(ChartMemoryEnv)
+	if v == "" {
+		return DefaultChartMemory, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > 1<<30 {
+		return 0, fmt.Errorf("$%s=%s: want a number of MiB (%d unless set)", ChartMemoryEnv, v, DefaultChartMemory)
+	}
+	return n, nil
+}
+
+// renderError is why crd-helm failed, in our words: past the bound of
+// time or of memory (the chart's fault, as every error but a crash), or
+// crd-helm's own message, one line. What Go's runtime writes when a
+// process dies of a fatal error or a panic (a goroutine's trace, lines
+// of it) is never handed on: a crash is an internal error, exit 3,
+// named by its first line.
+func renderError(ctx context.Context, bin string, err error, stderr string, timeout time.Duration, memory int64) error {
+	first, died := runtimeDeath(stderr)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("rendering the chart took longer than %v, the bound: it was stopped", timeout)
+	case died && strings.Contains(first, "out of memory"):
+		return fmt.Errorf("rendering the chart used more than %d MiB of memory, the bound: it was stopped", memory)
+	case died:
+		return &crash{fmt.Errorf("%s crashed: %s", bin, first)}
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		return &crash{fmt.Errorf("%s: %s", bin, cmp.Or(strings.TrimSpace(stderr), err.Error()))}
+	}
+	return fmt.Errorf("%s: %s", bin, cmp.Or(strings.TrimSpace(stderr), err.Error()))
+}
+
+// crash is crd-helm's failure that is not the chart's.
+type crash struct{ error }
+
+func (c *crash) Unwrap() error { return c.error }
+
+// runtimeDeath is the first line of what Go's runtime wrote of a process
+// that died of a fatal error or a panic ("fatal error: out of memory",
+// "panic: ...", the trace of a goroutine after it), and whether it did.
+// crd-helm writes its own errors on one line each, so that no chart's
+// message can pass for a trace.
+func runtimeDeath(stderr string) (string, bool) {
+	lines := strings.Split(stderr, "\n")
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "goroutine "); ok && strings.Contains(rest, " [") {
+			for _, first := range lines {
+				if first = strings.TrimSpace(first); first != "" {
+					return first, true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // FindCompanion is the path of crd-helm: $KUBECTL_CRD_HELM, else beside

@@ -1,0 +1,130 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeHelmEnv makes the test binary a crd-helm that fails as it says
+// (fakeHelm): for what kubectl-crd makes of how its companion ends.
+const fakeHelmEnv = "KUBECTL_CRD_TEST_FAKE_HELM"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeHelmEnv); mode != "" {
+		os.Exit(fakeHelm(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeHelm is crd-helm that never ends ("hang"), dies of Go's "out of
+// memory" ("oom", Linux), panics ("panic"), or fails as crd-helm does,
+// exit 2, writing its arguments ("args").
+func fakeHelm(mode string) int {
+	switch mode {
+	case "hang":
+		time.Sleep(time.Hour)
+	case "oom":
+		limitAddressSpace()
+		var held [][]byte
+		for size := 1 << 20; ; size *= 2 {
+			held = append(held, make([]byte, size))
+		}
+	case "panic":
+		panic("a bug")
+	case "args":
+		fmt.Fprintln(os.Stderr, strings.Join(os.Args[1:], " "))
+		return 2
+	}
+	return 3
+}
+
+// fakeCompanion makes the test binary the companion, failing as mode says.
+func fakeCompanion(t *testing.T, mode string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(CompanionEnv, exe)
+	t.Setenv(fakeHelmEnv, mode)
+	chart := filepath.Join(t.TempDir(), "chart")
+	os.MkdirAll(chart, 0o755)
+	os.WriteFile(filepath.Join(chart, "Chart.yaml"), []byte("apiVersion: v2\nname: c\nversion: 1.0.0\n"), 0o600)
+	return chart
+}
+
+// renderWithin renders chart with f, failing the test unless it ends
+// within d.
+func renderWithin(t *testing.T, f *Fetcher, chart string, d time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.render(context.Background(), "src", chart)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		t.Fatalf("rendering did not end within %v", d)
+		return nil
+	}
+}
+
+// Rendering is bounded in time (the fetch timeout: 2 minutes, or
+// --request-timeout): a crd-helm that never ends is stopped, and the
+// chart is refused, exit 2. It hung the run.
+func TestRenderTimeout(t *testing.T) {
+	chart := fakeCompanion(t, "hang")
+	f, err := New(Options{Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = renderWithin(t, f, chart, 20*time.Second)
+	var se *Error
+	if !errors.As(err, &se) || !se.Input || err.Error() != "src: rendering the chart took longer than 300ms, the bound: it was stopped" {
+		t.Errorf("%#v", err)
+	}
+}
+
+// What Go's runtime writes when crd-helm dies is never handed on (a
+// goroutine dump on the user's terminal): out of memory is the chart's,
+// past the bound, exit 2; a crash is ours, named by its first line, exit
+// 3. crd-helm's own message, exit 2, is the chart's; the bound is handed
+// to it (--max-memory, $KUBECTL_CRD_HELM_MEMORY or 1024 MiB).
+func TestRenderDeaths(t *testing.T) {
+	for _, tc := range []struct {
+		mode, memory string
+		input        bool
+		want         string
+	}{
+		{"oom", "64", true, "src: rendering the chart used more than 64 MiB of memory, the bound: it was stopped"},
+		{"panic", "", false, "crashed: panic: a bug"},
+		{"args", "", true, "--max-memory 1024"},
+		{"args", "64", true, "--max-memory 64"},
+		{"args", "lots", true, "src: $KUBECTL_CRD_HELM_MEMORY=lots: want a number of MiB (1024 unless set)"},
+	} {
+		if tc.mode == "oom" && runtime.GOOS != "linux" {
+			continue
+		}
+		chart := fakeCompanion(t, tc.mode)
+		t.Setenv(ChartMemoryEnv, tc.memory)
+		f, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = renderWithin(t, f, chart, time.Minute)
+		f.Close()
+		var se *Error
+		if !errors.As(err, &se) || se.Input != tc.input || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "goroutine") {
+			t.Errorf("%s: input %v: %v\nwant input %v: %s", tc.mode, se != nil && se.Input, err, tc.input, tc.want)
+		}
+	}
+}
