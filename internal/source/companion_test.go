@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +17,47 @@ import (
 // (fakeHelm): for what kubectl-crd makes of how its companion ends.
 const fakeHelmEnv = "KUBECTL_CRD_TEST_FAKE_HELM"
 
+// renderHelperEnv makes the test binary a run of kubectl-crd that renders
+// the chart it names (renderHelper), for TestRenderSignal to interrupt.
+const renderHelperEnv = "KUBECTL_CRD_TEST_RENDER"
+
+// fakeHelmPIDEnv names the file where the fake crd-helm writes its
+// process id when it starts.
+const fakeHelmPIDEnv = "KUBECTL_CRD_TEST_FAKE_HELM_PID"
+
 func TestMain(m *testing.M) {
+	if chart := os.Getenv(renderHelperEnv); chart != "" {
+		os.Exit(renderHelper(chart))
+	}
 	if mode := os.Getenv(fakeHelmEnv); mode != "" {
+		if p := os.Getenv(fakeHelmPIDEnv); p != "" {
+			os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())), 0o600)
+		}
 		os.Exit(fakeHelm(mode))
 	}
 	os.Exit(m.Run())
+}
+
+// renderHelper renders chart as kubectl-crd does, and closes the fetcher.
+func renderHelper(chart string) int {
+	os.Unsetenv(renderHelperEnv) // not for the companion
+	// A cache of its own: without one, the cache's temporary directory is the cache's to remove.
+	cache, err := os.MkdirTemp(filepath.Dir(chart), "cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	f, err := New(Options{Dir: cache})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer f.Close()
+	if _, err := f.render(context.Background(), "src", chart); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return 0
 }
 
 // fakeHelm is crd-helm that never ends ("hang"), dies of Go's "out of

@@ -16,9 +16,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"sigs.k8s.io/yaml"
 )
 
@@ -233,14 +235,15 @@ func (f *Fetcher) renderCharts(ctx context.Context, name string, files []File) (
 }
 
 // render runs the companion on a chart (a directory or an archive) into a
-// directory of the run's own, removed by Close.
+// directory of the run's own, removed by Close, or by the handler of
+// SIGINT and SIGTERM (safewrite.TempDir).
 func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error) {
 	bin, err := FindCompanion()
 	if err != nil {
 		return nil, &Error{Source: name, Input: true, Err: err}
 	}
 	if f.renderDir == "" {
-		if f.renderDir, err = os.MkdirTemp("", "kubectl-crd-charts-"); err != nil {
+		if f.renderDir, f.removeRenderDir, err = safewrite.TempDir("kubectl-crd-charts-"); err != nil {
 			return nil, err
 		}
 	}
@@ -267,11 +270,12 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 	rctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(rctx, bin, args...)
+	ownProcessGroup(cmd)
 	// Stopped, it is given a second to let go of its output.
 	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := runStoppedOnSignal(cmd); err != nil {
 		err = renderError(rctx, bin, err, stderr.String(), f.opts.Timeout, memory)
 		var c *crash
 		return nil, &Error{Source: name, Input: !errors.As(err, &c), Err: err}
@@ -296,6 +300,48 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 		files = append(files, File{Path: filepath.Join(out, r.File), Name: name + " (" + r.Name + ")"})
 	}
 	return files, nil
+}
+
+// runStoppedOnSignal runs cmd, and stops it when SIGINT or SIGTERM ends
+// kubectl-crd (safewrite's handler, which then removes the directory it
+// writes into): crd-helm, in a process group of its own, is not sent the
+// terminal's ^C, and went on alone. The handler waits for it to end, a
+// moment at most, so that it writes nothing after its directory is gone.
+func runStoppedOnSignal(cmd *exec.Cmd) error {
+	var mu sync.Mutex
+	stopping := false
+	ended := make(chan struct{})
+	done := safewrite.AtSignal(func() {
+		mu.Lock()
+		stopping = true
+		started := cmd.Process != nil
+		mu.Unlock()
+		if !started {
+			return
+		}
+		if cmd.Cancel != nil {
+			_ = cmd.Cancel()
+		} else {
+			_ = cmd.Process.Kill()
+		}
+		select {
+		case <-ended:
+		case <-time.After(2 * time.Second):
+		}
+	})
+	mu.Lock()
+	if stopping {
+		mu.Unlock()
+		done() // never returns: the process dies of the signal
+	}
+	err := cmd.Start()
+	mu.Unlock()
+	if err == nil {
+		err = cmd.Wait()
+	}
+	close(ended)
+	done()
+	return err
 }
 
 // ChartMemoryEnv names the bound of the memory that rendering a chart

@@ -119,8 +119,10 @@ type Fetcher struct {
 	mu      sync.Mutex
 	fetched map[string][]File
 	client  *client
-	// renderDir holds the files of the charts rendered, removed by Close.
-	renderDir string
+	// renderDir holds the files of the charts rendered, removed by Close
+	// (removeRenderDir), or on a signal.
+	renderDir       string
+	removeRenderDir func() error
 }
 
 // New is a Fetcher with opts.
@@ -142,8 +144,8 @@ func New(opts Options) (*Fetcher, error) {
 // Close removes what a run without a cache fetched, and the charts
 // rendered.
 func (f *Fetcher) Close() error {
-	if f.renderDir != "" {
-		os.RemoveAll(f.renderDir)
+	if f.removeRenderDir != nil {
+		f.removeRenderDir()
 	}
 	return f.cache.close()
 }
