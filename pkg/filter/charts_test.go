@@ -71,3 +71,31 @@ func TestChartRoot(t *testing.T) {
 		}
 	}
 }
+
+// A run of the function leaves nothing of its charts in $TMPDIR: their
+// rendered files and the file of chartValues. The rendered files were
+// left on every run (the Set was closed before it was fetched).
+func TestChartsLeaveNothing(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(source.CompanionEnv, exe)
+	t.Setenv(fakeHelmEnv, filepath.Join(t.TempDir(), "args"))
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll("chart", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("chart", "Chart.yaml"), []byte("apiVersion: v2\nname: c\nversion: 1.0.0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := &CRDCheck{CRDPaths: Paths{"chart"}, ChartValues: map[string]any{"crds": map[string]any{"enabled": true}}, IgnoreMissingCRDs: true}
+	if _, err := check.Filter([]*yaml.RNode{}); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("left in $TMPDIR: %v", entries)
+	}
+}

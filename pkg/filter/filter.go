@@ -203,7 +203,8 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
 	c.gate = gate
-	defer c.remote.Close()
+	// c.remote is set by load: closed as it is then.
+	defer func() { c.remote.Close() }()
 	// The namespace of an item without one is "default", as kubectl sends it.
 	cat := catalog.New(catalog.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Namespaces: catalog.Namespaces{Offline: true}})
 	l, run, err := c.load(cat, items)
