@@ -198,13 +198,13 @@ func TestRenderRoot(t *testing.T) {
 		t.Errorf("no --root: exit %d: %s", code, stderr)
 	}
 	code, stderr, out := render("--root", root)
-	want := chart + ": files/secret.txt: a symbolic link to " + filepath.Join(outside, "secret.txt") + ", " + hint
+	want := "files/secret.txt: a symbolic link to " + filepath.Join(outside, "secret.txt") + ", " + hint
 	if code != exitInput || !strings.Contains(stderr, want) || strings.Contains(stderr+out, "top-secret") {
 		t.Errorf("a file's link out of the root: exit %d: %s\nwant %s", code, stderr, want)
 	}
 	link(filepath.Join(outside, "more"), "crds")
 	link(filepath.Join(root, "shared", "secret.txt"), "files/secret.txt")
-	if code, stderr, _ := render("--root", root); code != exitInput || !strings.Contains(stderr, chart+": crds: a symbolic link to "+filepath.Join(outside, "more")) {
+	if code, stderr, _ := render("--root", root); code != exitInput || !strings.HasPrefix(stderr, "crds: a symbolic link to "+filepath.Join(outside, "more")) {
 		t.Errorf("a directory's link out of the root: exit %d: %s", code, stderr)
 	}
 	link("../shared", "crds")
@@ -223,7 +223,7 @@ func TestRenderRoot(t *testing.T) {
 	if err := os.Remove(filepath.Join(chart, "crds")); err != nil {
 		t.Fatal(err)
 	}
-	if code, stderr, _ := render("--root", filepath.Join(root, "shared")); code != exitInput || !strings.Contains(stderr, chart+": in "+chart+", "+hint) {
+	if code, stderr, _ := render("--root", filepath.Join(root, "shared")); code != exitInput || !strings.HasPrefix(stderr, "in "+chart+", "+hint) {
 		t.Errorf("a chart outside the root: exit %d: %s", code, stderr)
 	}
 }
@@ -393,7 +393,7 @@ func TestChartBounds(t *testing.T) {
 		}
 		for _, chart := range []string{tgz, dir} {
 			code, stderr := renderChart(t, chart)
-			if tc.want == "" && code != 0 || tc.want != "" && (code != exitInput || !strings.Contains(stderr, chart+": "+tc.want)) {
+			if tc.want == "" && code != 0 || tc.want != "" && (code != exitInput || !strings.HasPrefix(stderr, tc.want)) {
 				t.Errorf("%s, %s: exit %d: %s", tc.name, chart, code, stderr)
 			}
 		}

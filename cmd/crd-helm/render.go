@@ -41,12 +41,14 @@ type renderOptions struct {
 // render writes the files of the chart that hold CRDs, crds/ first (as
 // Helm installs them), then the rendered templates, each in name order.
 func render(o renderOptions) ([]outputFile, error) {
+	// Its errors do not name the chart: kubectl-crd names it by its
+	// source (--chart is the cache's file of a remote chart).
 	ch, err := loadChart(o.chart, o.root)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("%s: %w", o.chart, err)}
+		return nil, inputError{err}
 	}
 	if err := checkDependencies(ch); err != nil {
-		return nil, inputError{fmt.Errorf("%s: %w", o.chart, err)}
+		return nil, inputError{err}
 	}
 	vals, err := userValues(o)
 	if err != nil {

@@ -368,7 +368,7 @@ func chartMemory() (int64, error) {
 
 // renderError is why crd-helm failed, in our words: past the bound of
 // time or of memory (the chart's fault, as every error but a crash), or
-// crd-helm's own message, one line. What Go's runtime writes when a
+// crd-helm's own message about the chart, one line. What Go's runtime writes when a
 // process dies of a fatal error or a panic (a goroutine's trace, lines
 // of it) is never handed on: a crash is an internal error, exit 3,
 // named by its first line.
@@ -386,7 +386,9 @@ func renderError(ctx context.Context, bin string, err error, stderr string, time
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 		return &crash{fmt.Errorf("%s: %s", bin, cmp.Or(strings.TrimSpace(stderr), err.Error()))}
 	}
-	return fmt.Errorf("%s: %s", bin, cmp.Or(strings.TrimSpace(stderr), err.Error()))
+	// The chart's error, in crd-helm's words: about the chart, which the
+	// source names.
+	return errors.New(cmp.Or(strings.TrimSpace(stderr), err.Error()))
 }
 
 // crash is crd-helm's failure that is not the chart's.
