@@ -61,13 +61,17 @@ func renderHelper(chart string) int {
 }
 
 // fakeHelm is crd-helm that never ends ("hang"), dies of Go's "out of
-// memory" ("oom", Linux), panics ("panic"), or fails as crd-helm does,
-// exit 2, writing its arguments ("args").
+// memory" ("oom", Linux; "watchdog-and-oom" as its watchdog's line is
+// written), panics ("panic"), or fails as crd-helm does, exit 2, writing
+// its arguments ("args").
 func fakeHelm(mode string) int {
 	switch mode {
 	case "hang":
 		time.Sleep(time.Hour)
-	case "oom":
+	case "oom", "watchdog-and-oom":
+		if mode == "watchdog-and-oom" { // its watchdog's line as an allocation fails
+			fmt.Fprintln(os.Stderr, "rendering the chart used more than 64 MiB of memory, the bound: it was stopped")
+		}
 		limitAddressSpace()
 		var held [][]byte
 		for size := 1 << 20; ; size *= 2 {
@@ -143,12 +147,13 @@ func TestRenderDeaths(t *testing.T) {
 		want         string
 	}{
 		{"oom", "64", true, "src: rendering the chart used more than 64 MiB of memory, the bound: it was stopped"},
+		{"watchdog-and-oom", "64", true, "src: rendering the chart used more than 64 MiB of memory, the bound: it was stopped"},
 		{"panic", "", false, "crashed: panic: a bug"},
 		{"args", "", true, "--max-memory 1024"},
 		{"args", "64", true, "--max-memory 64"},
 		{"args", "lots", true, "src: $KUBECTL_CRD_HELM_MEMORY=lots: want a number of MiB (1024 unless set)"},
 	} {
-		if tc.mode == "oom" && runtime.GOOS != "linux" {
+		if strings.HasSuffix(tc.mode, "oom") && runtime.GOOS != "linux" {
 			continue
 		}
 		chart := fakeCompanion(t, tc.mode)

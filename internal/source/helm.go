@@ -374,10 +374,13 @@ func chartMemory() (int64, error) {
 // named by its first line.
 func renderError(ctx context.Context, bin string, err error, stderr string, timeout time.Duration, memory int64) error {
 	first, died := runtimeDeath(stderr)
+	// The watchdog's line, with the trace of an allocation that failed
+	// as it wrote it, is out of memory too.
+	outOfMemory := strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "of memory, the bound: it was stopped")
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("rendering the chart took longer than %v, the bound: it was stopped", timeout)
-	case died && strings.Contains(first, "out of memory"):
+	case died && outOfMemory:
 		return fmt.Errorf("rendering the chart used more than %d MiB of memory, the bound: it was stopped", memory)
 	case died:
 		return &crash{fmt.Errorf("%s crashed: %s", bin, first)}
