@@ -62,6 +62,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "crd-helm: unknown command %q\n", args[0])
 		return exitInput
 	}
+	// kubectl-crd names its build first: one of another release is refused
+	// before a flag this one does not know is.
+	if len(args) > 2 && args[1] == "--build" && args[2] != buildinfo.Version() {
+		fmt.Fprintf(stderr, "crd-helm is of build %s, kubectl-crd of build %s: install both from the same release\n", buildinfo.Version(), args[2])
+		return exitInput
+	}
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o renderOptions

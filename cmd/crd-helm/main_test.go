@@ -68,9 +68,11 @@ func TestRender(t *testing.T) {
 	if got := strings.Join(names("on=true"), ","); got != "crds/a.yaml,templates/b.yaml" {
 		t.Errorf("on=true: %s", got)
 	}
-	var errb bytes.Buffer
-	if code := run([]string{"render", "--build", "other", "--chart", chart, "--out", t.TempDir()}, &bytes.Buffer{}, &errb); code != exitInput || !strings.Contains(errb.String(), "install both from the same release") {
-		t.Errorf("another build: exit %d: %s", code, errb.String())
+	for _, args := range [][]string{{"--chart", chart}, {"--a-flag-of-a-later-release", "--chart", chart}} {
+		var errb bytes.Buffer
+		if code := run(append([]string{"render", "--build", "other", "--out", t.TempDir()}, args...), &bytes.Buffer{}, &errb); code != exitInput || !strings.HasSuffix(errb.String(), "install both from the same release\n") || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("another build, %s: exit %d: %s", args, code, errb.String())
+		}
 	}
 }
 

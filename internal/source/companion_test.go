@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
 )
 
 // fakeHelmEnv makes the test binary a crd-helm that fails as it says
@@ -62,8 +64,8 @@ func renderHelper(chart string) int {
 
 // fakeHelm is crd-helm that never ends ("hang"), dies of Go's "out of
 // memory" ("oom", Linux; "watchdog-and-oom" as its watchdog's line is
-// written), panics ("panic"), or fails as crd-helm does, exit 2, writing
-// its arguments ("args").
+// written), panics ("panic"), does not know a flag ("old"), or fails as
+// crd-helm does, exit 2, writing its arguments ("args").
 func fakeHelm(mode string) int {
 	switch mode {
 	case "hang":
@@ -79,6 +81,9 @@ func fakeHelm(mode string) int {
 		}
 	case "panic":
 		panic("a bug")
+	case "old": // a crd-helm of a release before the flags it is given
+		fmt.Fprintf(os.Stderr, "flag provided but not defined: -max-memory\nUsage of render:\n  -build string\n    \tthe build of kubectl-crd that runs crd-helm\n")
+		return 2
 	case "args":
 		fmt.Fprintln(os.Stderr, strings.Join(os.Args[1:], " "))
 		return 2
@@ -149,6 +154,7 @@ func TestRenderDeaths(t *testing.T) {
 		{"oom", "64", true, "src: rendering the chart used more than 64 MiB of memory, the bound: it was stopped"},
 		{"watchdog-and-oom", "64", true, "src: rendering the chart used more than 64 MiB of memory, the bound: it was stopped"},
 		{"panic", "", false, "crashed: panic: a bug"},
+		{"old", "", true, " does not know the flags of kubectl-crd of build " + buildinfo.Version() + " (-max-memory): install both from the same release"},
 		{"args", "", true, "--max-memory 1024"},
 		{"args", "64", true, "--max-memory 64"},
 		{"args", "lots", true, "src: $KUBECTL_CRD_HELM_MEMORY=lots: want a number of MiB (1024 unless set)"},

@@ -389,6 +389,10 @@ func renderError(ctx context.Context, bin string, err error, stderr string, time
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 		return &crash{fmt.Errorf("%s: %s", bin, cmp.Or(strings.TrimSpace(stderr), err.Error()))}
 	}
+	if strings.HasPrefix(stderr, "flag provided but not defined: ") {
+		// One of a release before this one's flags, which checked its build after them.
+		return fmt.Errorf("%s does not know the flags of kubectl-crd of build %s (%s): install both from the same release", bin, buildinfo.Version(), strings.TrimPrefix(strings.SplitN(stderr, "\n", 2)[0], "flag provided but not defined: "))
+	}
 	// The chart's error, in crd-helm's words: about the chart, which the
 	// source names.
 	return errors.New(cmp.Or(strings.TrimSpace(stderr), err.Error()))
