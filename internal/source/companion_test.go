@@ -65,7 +65,8 @@ func renderHelper(chart string) int {
 // fakeHelm is crd-helm that never ends ("hang"), dies of Go's "out of
 // memory" ("oom", Linux; "watchdog-and-oom" as its watchdog's line is
 // written), panics ("panic"), does not know a flag ("old"), or fails as
-// crd-helm does, exit 2, writing its arguments ("args").
+// crd-helm does, exit 2, with a message of 10 MB ("loud") or writing its
+// arguments ("args").
 func fakeHelm(mode string) int {
 	switch mode {
 	case "hang":
@@ -83,6 +84,9 @@ func fakeHelm(mode string) int {
 		panic("a bug")
 	case "old": // a crd-helm of a release before the flags it is given
 		fmt.Fprintf(os.Stderr, "flag provided but not defined: -max-memory\nUsage of render:\n  -build string\n    \tthe build of kubectl-crd that runs crd-helm\n")
+		return 2
+	case "loud": // a chart's fail of 10 MB
+		os.Stderr.WriteString("rendering the chart: " + strings.Repeat("x", 10<<20) + "\n")
 		return 2
 	case "args":
 		fmt.Fprintln(os.Stderr, strings.Join(os.Args[1:], " "))
@@ -154,6 +158,7 @@ func TestRenderDeaths(t *testing.T) {
 		{"oom", "64", true, "src: rendering the chart used more than 64 MiB of memory, the bound: it was stopped"},
 		{"watchdog-and-oom", "64", true, "src: rendering the chart used more than 64 MiB of memory, the bound: it was stopped"},
 		{"panic", "", false, "crashed: panic: a bug"},
+		{"loud", "", true, "src: rendering the chart: xxxx"},
 		{"old", "", true, " does not know the flags of kubectl-crd of build " + buildinfo.Version() + " (-max-memory): install both from the same release"},
 		{"args", "", true, "--max-memory 1024"},
 		{"args", "64", true, "--max-memory 64"},
@@ -173,6 +178,9 @@ func TestRenderDeaths(t *testing.T) {
 		var se *Error
 		if !errors.As(err, &se) || se.Input != tc.input || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "goroutine") {
 			t.Errorf("%s: input %v: %v\nwant input %v: %s", tc.mode, se != nil && se.Input, err, tc.input, tc.want)
+		}
+		if len(err.Error()) > 65<<10 {
+			t.Errorf("%s: a message of %d bytes", tc.mode, len(err.Error()))
 		}
 		// crd-helm's message is about the chart, which the source names.
 		if tc.mode == "args" && tc.memory != "lots" && !strings.HasPrefix(err.Error(), "src: render --build ") {

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -273,12 +272,15 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 	ownProcessGroup(cmd)
 	// Stopped, it is given a second to let go of its output.
 	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout, stderr := &headBuffer{max: maxCompanionStdout}, &headBuffer{max: maxCompanionStderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := runStoppedOnSignal(cmd); err != nil {
 		err = renderError(rctx, bin, err, stderr.String(), f.opts.Timeout, memory)
 		var c *crash
 		return nil, &Error{Source: name, Input: !errors.As(err, &c), Err: err}
+	}
+	if stdout.cut {
+		return nil, &Error{Source: name, Err: fmt.Errorf("%s: its answer is more than %d MiB", bin, maxCompanionStdout>>20)}
 	}
 	var res struct {
 		Build string `json:"build"`
@@ -286,7 +288,7 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 			Name, File string
 		} `json:"files"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+	if err := json.Unmarshal(stdout.buf, &res); err != nil {
 		return nil, &Error{Source: name, Err: fmt.Errorf("%s: its output: %w", bin, err)}
 	}
 	if res.Build != build {
@@ -342,6 +344,41 @@ func runStoppedOnSignal(cmd *exec.Cmd) error {
 	close(ended)
 	done()
 	return err
+}
+
+// The most of crd-helm's output that kubectl-crd keeps: its answer (the
+// names of the files of a chart of 10,000 at most), and the start of what
+// it writes on stderr (its message, one line, or the first lines of the
+// runtime's trace), so that a chart's message of a gigabyte (its fail)
+// does not fill the memory, nor the user's terminal.
+const (
+	maxCompanionStdout = 16 << 20
+	maxCompanionStderr = 64 << 10
+)
+
+// headBuffer keeps the first max bytes written to it, and drops the rest,
+// noting it (cut): it never stops the writer, and never holds more. Not a
+// bytes.Buffer, whose ReadFrom, which io.Copy prefers, would pass the
+// bound.
+type headBuffer struct {
+	buf []byte
+	max int
+	cut bool
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	n := min(len(p), b.max-len(b.buf))
+	b.buf = append(b.buf, p[:n]...)
+	b.cut = b.cut || n < len(p)
+	return len(p), nil
+}
+
+// String is what was kept, and a note of what was not.
+func (b *headBuffer) String() string {
+	if b.cut {
+		return string(b.buf) + fmt.Sprintf(" ... (cut: more than %d KiB)", b.max>>10)
+	}
+	return string(b.buf)
 }
 
 // ChartMemoryEnv names the bound of the memory that rendering a chart
