@@ -405,10 +405,10 @@ func chartMemory() (int64, error) {
 
 // renderError is why crd-helm failed, in our words: past the bound of
 // time or of memory (the chart's fault, as every error but a crash), or
-// crd-helm's own message about the chart, one line. What Go's runtime writes when a
-// process dies of a fatal error or a panic (a goroutine's trace, lines
-// of it) is never handed on: a crash is an internal error, exit 3,
-// named by its first line.
+// crd-helm's own message about the chart, one line. What Go's runtime
+// writes when a process dies of a fatal error or a panic (a goroutine's
+// trace, lines of it) is never handed on: a crash is an internal error,
+// exit 3, named by its first line.
 func renderError(ctx context.Context, bin string, err error, stderr string, timeout time.Duration, memory int64) error {
 	first, died := runtimeDeath(stderr)
 	// The watchdog's line, with the trace of an allocation that failed
