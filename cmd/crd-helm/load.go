@@ -83,7 +83,9 @@ func (b *budget) archive(r io.Reader) error {
 		if err != nil {
 			return nil // the end, or what Helm's loader says
 		}
-		_, name, _ := strings.Cut(filepath.ToSlash(h.Name), "/")
+		// Named in the chart as Helm names it: after its first directory,
+		// \ a separator in an archive made on Windows.
+		_, name, _ := strings.Cut(strings.ReplaceAll(h.Name, "\\", "/"), "/")
 		if err := b.add(name, int64(len(h.Name))+max(h.Size, 0)); err != nil {
 			return err
 		}

@@ -400,6 +400,11 @@ func TestChartBounds(t *testing.T) {
 			}
 		}
 	}
+	// An archive made on Windows names its subchart's archive c\charts\sub.tgz, which Helm opens.
+	windows := writeTgz(t, append(head, tgzEntry{name: `c\charts\sub-1.0.0.tgz`, data: sub.String()})...)
+	if code, stderr := renderChart(t, windows); code != exitInput || !strings.HasPrefix(stderr, "charts/sub-1.0.0.tgz: more than 20 files") {
+		t.Errorf("a subchart's archive named on Windows: exit %d: %s", code, stderr)
+	}
 }
 
 // crd-helm's own errors are one line each: a chart's message cannot pass
