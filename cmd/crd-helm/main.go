@@ -7,9 +7,12 @@
 // The protocol is kubectl-crd's own, not for people:
 //
 //	crd-helm version
-//	crd-helm render --build VERSION --chart PATH [--set k=v]... [--values FILE]... --out DIR
+//	crd-helm render --build VERSION --chart PATH [--set k=v]... [--values FILE]... [--root DIR] [--max-memory MIB] --out DIR
 //
-// render refuses a --build that is not its own. It writes each source file
+// render refuses a --build that is not its own. With --root (the KRM
+// function's load restriction), a chart directory whose symbolic links
+// lead out of DIR is refused. With --max-memory, rendering that holds
+// more is stopped, exit 2 (limitMemory). It writes each source file
 // of the chart that holds CRDs (crds/ of the chart and its subcharts as
 // they are, then the templates rendered as `helm install` would, release
 // kubectl-crd in namespace default) to DIR, every document that is not a
@@ -24,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
 )
@@ -58,14 +62,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "crd-helm: unknown command %q\n", args[0])
 		return exitInput
 	}
+	// kubectl-crd names its build first: one of another release is refused
+	// before a flag this one does not know is.
+	if len(args) > 2 && args[1] == "--build" && args[2] != buildinfo.Version() {
+		fmt.Fprintf(stderr, "crd-helm is of build %s, kubectl-crd of build %s: install both from the same release\n", buildinfo.Version(), args[2])
+		return exitInput
+	}
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o renderOptions
 	fs.StringVar(&o.build, "build", "", "the build of kubectl-crd that runs crd-helm")
 	fs.StringVar(&o.chart, "chart", "", "the chart: a directory or a .tgz")
 	fs.StringVar(&o.out, "out", "", "the directory of the files written")
+	fs.StringVar(&o.root, "root", "", "the KRM function's load restriction: every file of a chart directory, its symbolic links followed, is inside this directory")
 	fs.Var((*multi)(&o.set), "set", "a value, as helm's --set")
 	fs.Var((*multi)(&o.values), "values", "a values file, as helm's --values")
+	maxMemory := fs.Int64("max-memory", 0, "the most memory rendering may use, in MiB (0: no bound)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitInput
 	}
@@ -77,9 +89,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crd-helm render: --chart and --out are required")
 		return exitInput
 	}
+	if *maxMemory < 0 {
+		fmt.Fprintln(stderr, "crd-helm render: --max-memory: want 0 or more MiB")
+		return exitInput
+	}
+	if *maxMemory > 0 {
+		limitMemory(*maxMemory<<20, stderr)
+	}
 	files, err := render(o)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, oneLine(err.Error()))
 		var ie inputError
 		if errors.As(err, &ie) {
 			return exitInput
@@ -104,6 +123,13 @@ type result struct {
 type outputFile struct {
 	Name string `json:"name"`
 	File string `json:"file"`
+}
+
+// oneLine is a message on one line, its line breaks written \n: a chart's
+// message (its fail, a file's name) cannot pass for the trace that Go's
+// runtime writes when the process dies, which kubectl-crd tells apart.
+func oneLine(msg string) string {
+	return strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`).Replace(msg)
 }
 
 // inputError is the chart's or the values' fault.

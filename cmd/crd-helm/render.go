@@ -11,11 +11,14 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
 	"helm.sh/helm/v4/pkg/strvals"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 )
 
 // The release a chart is rendered as: fixed, so that a chart renders the
@@ -25,17 +28,27 @@ const (
 	releaseNamespace = "default"
 )
 
+// maxValuesBytes bounds a values file: read whole, as every small file a
+// run is given by name.
+var maxValuesBytes int64 = fileread.MaxBytes
+
 type renderOptions struct {
 	build, chart, out string
+	root              string
 	set, values       []string
 }
 
 // render writes the files of the chart that hold CRDs, crds/ first (as
 // Helm installs them), then the rendered templates, each in name order.
 func render(o renderOptions) ([]outputFile, error) {
-	ch, err := loader.Load(o.chart)
+	// Its errors do not name the chart: kubectl-crd names it by its
+	// source (--chart is the cache's file of a remote chart).
+	ch, err := loadChart(o.chart, o.root)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("%s: %w", o.chart, err)}
+		return nil, inputError{err}
+	}
+	if err := checkDependencies(ch); err != nil {
+		return nil, inputError{err}
 	}
 	vals, err := userValues(o)
 	if err != nil {
@@ -86,6 +99,28 @@ func render(o renderOptions) ([]outputFile, error) {
 	return out, nil
 }
 
+// checkDependencies refuses a chart whose Chart.yaml names dependencies
+// that are not in its charts/, as helm install does (action.CheckDependencies,
+// which we do not import: pkg/action would bring Helm's cluster client),
+// by name and whatever their conditions say. Rendered without them, a
+// template fails on a nil value, or the chart renders without their CRDs.
+func checkDependencies(ch *chart.Chart) error {
+	have := map[string]bool{}
+	for _, d := range ch.Dependencies() {
+		have[d.Name()] = true
+	}
+	var missing []string
+	for _, d := range ch.Metadata.Dependencies {
+		if !have[d.Name] {
+			missing = append(missing, d.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the chart's dependencies: found in Chart.yaml, but missing in charts/ directory: %s; 'helm dependency build' fetches them", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 // inChart is a file's path within the chart: Helm names it with the
 // chart's name first (mychart/charts/sub/crds/a.yaml).
 func inChart(name string) string {
@@ -101,7 +136,7 @@ func inChart(name string) string {
 func userValues(o renderOptions) (map[string]any, error) {
 	base := map[string]any{}
 	for _, f := range o.values {
-		data, err := os.ReadFile(f)
+		data, err := fileread.ReadLimit(f, maxValuesBytes)
 		if err != nil {
 			return nil, err
 		}

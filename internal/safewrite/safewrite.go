@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -217,23 +219,72 @@ func syncDir(dir string) {
 	}
 }
 
-// temps are the temporary files that exist, for the signal handler to
-// remove. One handler for the process, installed with the first temporary
-// file and never stopped: a handler per write, stopped when the write
-// ended, could take a signal late, after the next write had begun, and
-// race with that write's handler (a temporary file left, or the process
-// hung, sending itself a signal that the next handler caught).
+// TempDir creates a directory of a new name in the system's temporary
+// directory (os.MkdirTemp's pattern) and registers it, to be removed with
+// what it holds on SIGINT or SIGTERM until remove removes it: a run's
+// scratch space (the charts it renders) that no way of ending leaves
+// behind. Creating and registering are one step under temps' lock.
+func TempDir(pattern string) (dir string, remove func() error, err error) {
+	temps.Lock()
+	defer temps.Unlock()
+	temps.watch.Do(watchSignals)
+	dir, err = os.MkdirTemp("", pattern)
+	if err != nil {
+		return "", nil, err
+	}
+	temps.dirs[dir] = true
+	return dir, func() error {
+		temps.Lock()
+		defer temps.Unlock()
+		delete(temps.dirs, dir)
+		return os.RemoveAll(dir)
+	}, nil
+}
+
+// AtSignal registers cleanup to run when SIGINT or SIGTERM ends the
+// process, before the temporary files and directories are removed (the
+// last registered first), until done is called: to stop a child process
+// that writes into a temporary directory. A cleanup must end soon, and
+// must not call into this package. Once the handler has begun, AtSignal
+// and done never return: the goroutine that calls them does not go on to
+// print or exit with a code of its own while the process dies of the
+// signal.
+func AtSignal(cleanup func()) (done func()) {
+	temps.Lock()
+	defer temps.Unlock()
+	temps.watch.Do(watchSignals)
+	id := temps.next
+	temps.next++
+	temps.cleanups[id] = cleanup
+	return func() {
+		temps.Lock()
+		defer temps.Unlock()
+		delete(temps.cleanups, id)
+	}
+}
+
+// temps are the temporary files and directories that exist, and the
+// cleanups, for the signal handler. One handler for the process,
+// installed with the first of them and never stopped: a handler per
+// write, stopped when the write ended, could take a signal late, after
+// the next write had begun, and race with that write's handler (a
+// temporary file left, or the process hung, sending itself a signal that
+// the next handler caught).
 var temps = struct {
 	sync.Mutex
-	names map[string]bool
-	watch sync.Once
-}{names: map[string]bool{}}
+	names    map[string]bool
+	dirs     map[string]bool
+	cleanups map[int]func()
+	next     int
+	watch    sync.Once
+}{names: map[string]bool{}, dirs: map[string]bool{}, cleanups: map[int]func(){}}
 
-// watchSignals removes every temporary file on SIGINT or SIGTERM, then dies
-// of the same signal, so that the exit status is the one the signal gives
-// (130, 143 in a shell). It keeps temps locked: no temporary file is
-// created or renamed after it. A signal the process ignores (nohup, a
-// background job) stays ignored. Called with temps locked.
+// watchSignals runs the cleanups, last registered first, and removes every
+// temporary file and directory on SIGINT or SIGTERM, then dies of the same
+// signal, so that the exit status is the one the signal gives (130, 143
+// in a shell). It keeps temps locked: nothing is created, renamed or
+// registered after it. A signal the process ignores (nohup, a background
+// job) stays ignored. Called with temps locked.
 func watchSignals() {
 	sigs := make(chan os.Signal, 1)
 	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
@@ -244,8 +295,14 @@ func watchSignals() {
 	go func() {
 		sig := <-sigs
 		temps.Lock()
+		for _, id := range slices.Backward(slices.Sorted(maps.Keys(temps.cleanups))) {
+			temps.cleanups[id]()
+		}
 		for name := range temps.names {
 			os.Remove(name)
+		}
+		for dir := range temps.dirs {
+			os.RemoveAll(dir)
 		}
 		dieOf(sig)
 	}()

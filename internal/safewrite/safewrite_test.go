@@ -286,7 +286,35 @@ const helperEnv = "SAFEWRITE_TEST_BLOCKING_WRITE"
 // rewritten until it is killed.
 const manyEnv = "SAFEWRITE_TEST_MANY_WRITES"
 
+// cleanupsEnv makes the test binary a run that holds a temporary
+// directory and registers cleanups (three, the second done with), then
+// waits for TestSignalCleanups to interrupt it: each cleanup that runs
+// writes its name to the log in the directory it names.
+const cleanupsEnv = "SAFEWRITE_TEST_CLEANUPS"
+
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(cleanupsEnv); dir != "" {
+		tmp, _, err := TempDir("kubectl-crd-test-")
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tmp, "held"), []byte("x"), 0o600)
+		}
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		log := func(name string) func() {
+			return func() {
+				f, _ := os.OpenFile(filepath.Join(dir, "log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+				f.WriteString(name + "\n")
+				f.Close()
+			}
+		}
+		AtSignal(log("first"))
+		AtSignal(log("done with"))()
+		AtSignal(log("last"))
+		os.Stdout.WriteString("writing\n")
+		select {}
+	}
 	if dir := os.Getenv(manyEnv); dir != "" {
 		os.Stdout.WriteString("writing\n")
 		for i := 0; ; i++ {
@@ -432,4 +460,49 @@ func TestSpoolLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	noTemp(t, dir)
+}
+
+// On SIGINT or SIGTERM, the cleanups registered run, the last first (a
+// render's child is stopped before its directory is removed), and the
+// temporary directories are removed with what they hold; then the process
+// dies of the signal. A chart's rendered files were left in $TMPDIR.
+func TestSignalCleanups(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp, logDir := t.TempDir(), t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), cleanupsEnv+"="+logDir, "TMPDIR="+tmp)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "writing\n" {
+				cmd.Process.Kill()
+				t.Fatalf("helper said %q: %v", line, err)
+			}
+			if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
+				t.Errorf("%d entries in $TMPDIR while running, want its directory", len(entries))
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("helper: %v", err)
+			}
+			if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != sig {
+				t.Errorf("helper ended with %v, want killed by %v", ws, sig)
+			}
+			if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+				t.Errorf("left in $TMPDIR: %v", entries)
+			}
+			if got := readString(t, filepath.Join(logDir, "log")); got != "last\nfirst\n" {
+				t.Errorf("cleanups ran: %q, want last then first", got)
+			}
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/cachedir"
 	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 )
 
 // blobs is the content-addressed cache: each file fetched under
@@ -44,6 +45,7 @@ type blobs struct {
 	// found not to hold their digest's content, in the order found.
 	verified map[string]bool
 	corrupt  []*corruptError
+	remove   func() error // removes tmp's directory
 }
 
 // openBlobs opens the cache of dir, "" for none (a directory of the run's
@@ -59,11 +61,13 @@ func openBlobs(dir string, max int64) (*blobs, error) {
 		}
 		b.readOnly = dir
 	}
-	tmp, err := os.MkdirTemp("", "kubectl-crd-sources-")
+	// Removed by close, or on SIGINT or SIGTERM: no way of ending a run
+	// leaves what it fetched behind.
+	tmp, remove, err := safewrite.TempDir("kubectl-crd-sources-")
 	if err != nil {
 		return nil, err
 	}
-	b.dir, b.tmp = tmp, true
+	b.dir, b.tmp, b.remove = tmp, true, remove
 	return b, nil
 }
 
@@ -72,7 +76,7 @@ func (b *blobs) kept() bool { return !b.tmp }
 
 func (b *blobs) close() error {
 	if b.tmp {
-		return os.RemoveAll(b.dir)
+		return b.remove()
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 package source
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,8 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/buildinfo"
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 )
 
 // Helm charts are schema sources too (docs/sources.md): a chart directory
@@ -238,14 +241,15 @@ func (f *Fetcher) renderCharts(ctx context.Context, name string, files []File) (
 }
 
 // render runs the companion on a chart (a directory or an archive) into a
-// directory of the run's own, removed by Close.
+// directory of the run's own, removed by Close, or by the handler of
+// SIGINT and SIGTERM (safewrite.TempDir).
 func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error) {
 	bin, err := FindCompanion()
 	if err != nil {
 		return nil, &Error{Source: name, Input: true, Err: err}
 	}
 	if f.renderDir == "" {
-		if f.renderDir, err = os.MkdirTemp("", "kubectl-crd-charts-"); err != nil {
+		if f.renderDir, f.removeRenderDir, err = safewrite.TempDir("kubectl-crd-charts-"); err != nil {
 			return nil, err
 		}
 	}
@@ -265,16 +269,29 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 	for _, s := range f.opts.ChartSet {
 		args = append(args, "--set", s)
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		var ee *exec.ExitError
-		return nil, &Error{Source: name, Input: errors.As(err, &ee) && ee.ExitCode() == 2, Err: fmt.Errorf("%s: %s", bin, msg)}
+	if f.opts.ChartRoot != "" {
+		args = append(args, "--root", f.opts.ChartRoot)
+	}
+	memory, err := chartMemory()
+	if err != nil {
+		return nil, &Error{Source: name, Input: true, Err: err}
+	}
+	args = append(args, "--max-memory", strconv.FormatInt(memory, 10))
+	rctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, bin, args...)
+	ownProcessGroup(cmd)
+	// Stopped, it is given a second to let go of its output.
+	cmd.WaitDelay = time.Second
+	stdout, stderr := &headBuffer{max: maxCompanionStdout}, &headBuffer{max: maxCompanionStderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := runStoppedOnSignal(cmd); err != nil {
+		err = renderError(rctx, bin, err, stderr.String(), f.opts.Timeout, memory)
+		var c *crash
+		return nil, &Error{Source: name, Input: !errors.As(err, &c), Err: err}
+	}
+	if stdout.cut {
+		return nil, &Error{Source: name, Err: fmt.Errorf("%s: its answer is more than %d MiB", bin, maxCompanionStdout>>20)}
 	}
 	var res struct {
 		Build string `json:"build"`
@@ -282,7 +299,7 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 			Name, File string
 		} `json:"files"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+	if err := json.Unmarshal(stdout.buf, &res); err != nil {
 		return nil, &Error{Source: name, Err: fmt.Errorf("%s: its output: %w", bin, err)}
 	}
 	if res.Build != build {
@@ -296,6 +313,161 @@ func (f *Fetcher) render(ctx context.Context, name, chart string) ([]File, error
 		files = append(files, File{Path: filepath.Join(out, r.File), Name: name + " (" + r.Name + ")"})
 	}
 	return files, nil
+}
+
+// runStoppedOnSignal runs cmd, and stops it when SIGINT or SIGTERM ends
+// kubectl-crd (safewrite's handler, which then removes the directory it
+// writes into): crd-helm, in a process group of its own, is not sent the
+// terminal's ^C, and went on alone. The handler waits for it to end, a
+// moment at most, so that it writes nothing after its directory is gone.
+func runStoppedOnSignal(cmd *exec.Cmd) error {
+	var mu sync.Mutex
+	stopping := false
+	ended := make(chan struct{})
+	done := safewrite.AtSignal(func() {
+		mu.Lock()
+		stopping = true
+		started := cmd.Process != nil
+		mu.Unlock()
+		if !started {
+			return
+		}
+		if cmd.Cancel != nil {
+			_ = cmd.Cancel()
+		} else {
+			_ = cmd.Process.Kill()
+		}
+		select {
+		case <-ended:
+		case <-time.After(2 * time.Second):
+		}
+	})
+	mu.Lock()
+	if stopping {
+		mu.Unlock()
+		done() // never returns: the process dies of the signal
+	}
+	err := cmd.Start()
+	mu.Unlock()
+	if err == nil {
+		err = cmd.Wait()
+	}
+	close(ended)
+	done()
+	return err
+}
+
+// The most of crd-helm's output that kubectl-crd keeps: its answer (the
+// names of the files of a chart of 10,000 at most), and the start of what
+// it writes on stderr (its message, one line, or the first lines of the
+// runtime's trace), so that a chart's message of a gigabyte (its fail)
+// does not fill the memory, nor the user's terminal.
+const (
+	maxCompanionStdout = 16 << 20
+	maxCompanionStderr = 64 << 10
+)
+
+// headBuffer keeps the first max bytes written to it, and drops the rest,
+// noting it (cut): it never stops the writer, and never holds more. Not a
+// bytes.Buffer, whose ReadFrom, which io.Copy prefers, would pass the
+// bound.
+type headBuffer struct {
+	buf []byte
+	max int
+	cut bool
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	n := min(len(p), b.max-len(b.buf))
+	b.buf = append(b.buf, p[:n]...)
+	b.cut = b.cut || n < len(p)
+	return len(p), nil
+}
+
+// String is what was kept, and a note of what was not.
+func (b *headBuffer) String() string {
+	if b.cut {
+		return string(b.buf) + fmt.Sprintf(" ... (cut: more than %d KiB)", b.max>>10)
+	}
+	return string(b.buf)
+}
+
+// ChartMemoryEnv names the bound of the memory that rendering a chart
+// may use, in MiB (DefaultChartMemory when it is not set).
+const ChartMemoryEnv = "KUBECTL_CRD_HELM_MEMORY"
+
+// DefaultChartMemory bounds the memory of rendering a chart, in MiB: four
+// times what the largest chart Helm loads needs (every CRD of the corpus
+// in crds/ and in templates/, 88 MB: within 256 MiB).
+const DefaultChartMemory = 1024
+
+// chartMemory is the bound of the memory of rendering a chart, in MiB.
+func chartMemory() (int64, error) {
+	v := os.Getenv(ChartMemoryEnv)
+	if v == "" {
+		return DefaultChartMemory, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > 1<<30 {
+		return 0, fmt.Errorf("$%s=%s: want a number of MiB (%d unless set)", ChartMemoryEnv, v, DefaultChartMemory)
+	}
+	return n, nil
+}
+
+// renderError is why crd-helm failed, in our words: past the bound of
+// time or of memory (the chart's fault, as every error but a crash), or
+// crd-helm's own message about the chart, one line. What Go's runtime
+// writes when a process dies of a fatal error or a panic (a goroutine's
+// trace, lines of it) is never handed on: a crash is an internal error,
+// exit 3, named by its first line.
+func renderError(ctx context.Context, bin string, err error, stderr string, timeout time.Duration, memory int64) error {
+	first, died := runtimeDeath(stderr)
+	// The watchdog's line, with the trace of an allocation that failed
+	// as it wrote it, is out of memory too.
+	outOfMemory := strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "of memory, the bound: it was stopped")
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("rendering the chart took longer than %v, the bound: it was stopped", timeout)
+	case died && outOfMemory:
+		return fmt.Errorf("rendering the chart used more than %d MiB of memory, the bound: it was stopped", memory)
+	case died:
+		return &crash{fmt.Errorf("%s crashed: %s", bin, first)}
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		return &crash{fmt.Errorf("%s: %s", bin, cmp.Or(strings.TrimSpace(stderr), err.Error()))}
+	}
+	if strings.HasPrefix(stderr, "flag provided but not defined: ") {
+		// One of a release before this one's flags, which checked its build after them.
+		return fmt.Errorf("%s does not know the flags of kubectl-crd of build %s (%s): install both from the same release", bin, buildinfo.Version(), strings.TrimPrefix(strings.SplitN(stderr, "\n", 2)[0], "flag provided but not defined: "))
+	}
+	// The chart's error, in crd-helm's words: about the chart, which the
+	// source names.
+	return errors.New(cmp.Or(strings.TrimSpace(stderr), err.Error()))
+}
+
+// crash is crd-helm's failure that is not the chart's.
+type crash struct{ error }
+
+func (c *crash) Unwrap() error { return c.error }
+
+// runtimeDeath is the first line of what Go's runtime wrote of a process
+// that died of a fatal error or a panic ("fatal error: out of memory",
+// "panic: ...", the trace of a goroutine after it), and whether it did.
+// crd-helm writes its own errors on one line each, so that no chart's
+// message can pass for a trace.
+func runtimeDeath(stderr string) (string, bool) {
+	lines := strings.Split(stderr, "\n")
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "goroutine "); ok && strings.Contains(rest, " [") {
+			for _, first := range lines {
+				if first = strings.TrimSpace(first); first != "" {
+					return first, true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // FindCompanion is the path of crd-helm: $KUBECTL_CRD_HELM, else beside

@@ -63,6 +63,10 @@ type Options struct {
 	// Warn is told what a run should know that fails nothing (a cache
 	// not trusted, read only), a line without "Warning: "; nil: nobody.
 	Warn func(string)
+	// ChartRoot, when set, is the directory that every file of a chart
+	// directory must be in, its symbolic links resolved (the KRM
+	// function's load restriction, applied by crd-helm as it reads them).
+	ChartRoot string
 }
 
 // DefaultTimeout bounds a fetch: its connection, its request and its
@@ -119,12 +123,14 @@ type Fetcher struct {
 	mu      sync.Mutex
 	fetched map[string][]File
 	client  *client
-	// renderDir holds the files of the charts rendered, removed by Close.
-	renderDir string
 	// pins are the sources fetched with Options.Update, for the lock.
 	pins []Pin
 	// values are the values files of the charts, once read (valuesFiles).
 	values []string
+	// renderDir holds the files of the charts rendered, removed by Close
+	// (removeRenderDir), or on a signal.
+	renderDir       string
+	removeRenderDir func() error
 }
 
 // New is a Fetcher with opts.
@@ -149,8 +155,8 @@ func New(opts Options) (*Fetcher, error) {
 // Close removes what a run without a cache fetched, and the charts
 // rendered.
 func (f *Fetcher) Close() error {
-	if f.renderDir != "" {
-		os.RemoveAll(f.renderDir)
+	if f.removeRenderDir != nil {
+		f.removeRenderDir()
 	}
 	return f.cache.close()
 }

@@ -4,14 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/internal/source"
 )
 
 // chartValues are the values files of the Helm charts of crdPaths and
 // previous: ChartValuesFiles, then ChartValues written to a file of their
-// own, removed by done once the charts are rendered. A chart on disk and
+// own, removed by done once the charts are rendered (or by the handler of
+// SIGINT and SIGTERM, safewrite.TempDir). A chart on disk and
 // each file must be inside root, as crdPaths.
 func (c *CRDCheck) chartValues(root string) (files []string, done func(), err error) {
 	done = func() {}
@@ -35,18 +38,16 @@ func (c *CRDCheck) chartValues(root string) (files []string, done func(), err er
 	if err != nil {
 		return nil, done, fmt.Errorf("chartValues: %w", err)
 	}
-	tmp, err := os.CreateTemp("", "kubectl-crd-values-*.json")
+	// In a directory that a signal's handler removes too.
+	dir, remove, err := safewrite.TempDir("kubectl-crd-values-")
 	if err != nil {
 		return nil, done, err
 	}
-	done = func() { os.Remove(tmp.Name()) }
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	done = func() { remove() }
+	name := filepath.Join(dir, "chartValues.json")
+	if err := os.WriteFile(name, data, 0o600); err != nil {
 		done()
 		return nil, func() {}, err
 	}
-	return append(files, tmp.Name()), done, nil
+	return append(files, name), done, nil
 }

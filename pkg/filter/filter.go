@@ -213,7 +213,8 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
 	c.gate = gate
-	defer c.remote.Close()
+	// c.remote is set by load: closed as it is then.
+	defer func() { c.remote.Close() }()
 	// The namespace of an item without one is "default", as kubectl sends it.
 	cat := catalog.New(catalog.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Namespaces: catalog.Namespaces{Offline: true}})
 	l, run, err := c.load(cat, items)
@@ -599,7 +600,7 @@ func (c *CRDCheck) fetch(root string) error {
 	set, err := source.Fetch(context.Background(), source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
 		CAFile: c.SourceCertificateAuthority, ClientCertFile: c.SourceClientCertificate, ClientKeyFile: c.SourceClientKey,
 		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
-		MaxBytes: document.MaxDocumentBytes, ChartValues: values, Warn: c.warn}, c.Lock, c.CRDPaths, c.Previous)
+		MaxBytes: document.MaxDocumentBytes, ChartValues: values, Warn: c.warn, ChartRoot: root}, c.Lock, c.CRDPaths, c.Previous)
 	if err != nil {
 		return err
 	}

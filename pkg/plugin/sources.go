@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -28,6 +30,7 @@ type sourceFlags struct {
 	Chart chartValues
 
 	flags *pflag.FlagSet // the command's: was --lock given?
+	cmd   *cobra.Command // for --request-timeout, a flag of the root
 }
 
 // AddFlags registers the flags of remote sources.
@@ -45,6 +48,26 @@ func (s *sourceFlags) AddFlags(cmd *cobra.Command) {
 	completeFiles(cmd, "source-client-key")
 	s.Chart.AddFlags(cmd)
 	s.flags = cmd.Flags()
+	s.cmd = cmd
+}
+
+// timeout bounds each fetch and each chart's rendering: --request-timeout
+// when it is given, else 0 (source.DefaultTimeout). --request-timeout=0
+// lifts the bound of the cluster's requests, not this one: a chart's
+// templates are code that must end.
+func (s *sourceFlags) timeout() time.Duration {
+	if s.cmd == nil {
+		return 0
+	}
+	f := s.cmd.Flag("request-timeout")
+	if f == nil || !f.Changed {
+		return 0
+	}
+	d, err := clientcmd.ParseTimeout(f.Value.String())
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }
 
 // Validate checks the flags of remote sources with --offline.
@@ -69,7 +92,7 @@ func (s *sourceFlags) Validate(offline bool) error {
 func (s *sourceFlags) fetch(ctx context.Context, offline bool, warn func(string), names ...[]string) (*source.Set, error) {
 	set, err := source.Fetch(ctx, source.Options{Dir: source.DefaultDir(), Update: s.UpdateLock, Offline: offline,
 		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, ClientCertFile: s.ClientCert, ClientKeyFile: s.ClientKey,
-		MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values, Warn: warn}, s.Lock, names...)
+		MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values, Warn: warn, Timeout: s.timeout()}, s.Lock, names...)
 	if err != nil {
 		return nil, sourceError(err)
 	}

@@ -47,3 +47,46 @@ func TestSourceHelmKustomize(t *testing.T) {
 		t.Fatalf("the chart without its value: exit %d\n%s\n%s", off.Code, off.Stdout, off.Stderr)
 	}
 }
+
+// The function's load restriction holds for the files a chart of
+// crdPaths reads: under kustomize build, a chart whose file is a symbolic
+// link out of the kustomization (to a token) is refused, naming the link
+// and where it leads, and the token is in no output (Helm's loader
+// followed the link, and the chart's `fail` printed the file); with
+// loadRestrictor: LoadRestrictionsNone the link is followed, as helm does.
+func TestSourceHelmKustomizeLoadRestrictor(t *testing.T) {
+	x := NewTest(t).WithEnv("KUBECTL_CRD_CACHE_DIR=" + t.TempDir())
+	dir := t.TempDir()
+	root := repoRoot()
+	copyTo(t, filepath.Join(dir, "widget.yaml"), readTestFile(t, filepath.Join(root, "examples", "krm", "widget.yaml")))
+	for _, f := range []string{"Chart.yaml", "values.yaml", "templates/crd.yaml"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, "widgets", f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyTo(t, filepath.Join(dir, "widgets", f), readTestFile(t, filepath.Join(root, "examples", "helm", "widgets", f)))
+	}
+	copyTo(t, filepath.Join(dir, "widgets", "templates", "leak.yaml"), []byte(`{{ fail (.Files.Get "files/token") }}`+"\n"))
+	token := filepath.Join(t.TempDir(), "token")
+	copyTo(t, token, []byte("top-secret-token\n"))
+	if err := os.MkdirAll(filepath.Join(dir, "widgets", "files"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(token, filepath.Join(dir, "widgets", "files", "token")); err != nil {
+		t.Fatal(err)
+	}
+	copyTo(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- widget.yaml\ntransformers:\n- check.yaml\n"))
+	build := func(extra string) Result {
+		copyTo(t, filepath.Join(dir, "check.yaml"), execCheck("widgets", "chartValues: {crds: {enabled: true}}\n"+extra))
+		return x.Run(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
+	}
+	r := build("")
+	real, _ := filepath.EvalSymlinks(token)
+	want := "widgets: files/token: a symbolic link to " + real + ", outside the function's working directory (set loadRestrictor: LoadRestrictionsNone in the function config to read it)"
+	if r.Code == 0 || r.Stdout != "" || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "top-secret") {
+		t.Errorf("a link out of the kustomization: exit %d\n%s\n%s\nwant: %s", r.Code, r.Stdout, r.Stderr, want)
+	}
+	r = build("loadRestrictor: LoadRestrictionsNone\n")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "top-secret-token") {
+		t.Errorf("LoadRestrictionsNone: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
