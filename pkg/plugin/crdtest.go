@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdtest"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -272,20 +273,20 @@ func (o *TestOptions) printTests(r *crdtest.Report) error {
 		case c.Unexpected:
 			status = "NONE"
 		}
-		fmt.Fprintf(&b, "%s %s %s (%s)\n", status, c.Source, c.Name, c.Observed.Result)
+		printable.Fprintf(&b, "%s %s %s (%s)\n", status, c.Source, c.Name, c.Observed.Result)
 		for _, m := range c.Mismatches {
-			fmt.Fprintf(&b, "    %s\n", m)
+			printable.Fprintf(&b, "    %s\n", m)
 		}
 	}
-	fmt.Fprintf(&b, "%d passed, %d failed, %d without expectation", r.Passed, r.Failed, r.Unexpected)
+	printable.Fprintf(&b, "%d passed, %d failed, %d without expectation", r.Passed, r.Failed, r.Unexpected)
 	if o.Coverage != "" || len(r.Uncovered) > 0 && o.Coverage != "" {
-		fmt.Fprintf(&b, "; %d of %d rules exercised\n", len(r.Rules)-len(r.Uncovered), len(r.Rules))
+		printable.Fprintf(&b, "; %d of %d rules exercised\n", len(r.Rules)-len(r.Uncovered), len(r.Rules))
 		for _, rule := range r.Rules {
 			switch {
 			case !rule.Exercised:
-				fmt.Fprintf(&b, "not exercised: %s\n", describeRule(rule))
+				printable.Fprintf(&b, "not exercised: %s\n", describeRule(rule))
 			case rule.Cost > 0:
-				fmt.Fprintf(&b, "exercised: %s\n", describeRule(rule))
+				printable.Fprintf(&b, "exercised: %s\n", describeRule(rule))
 			}
 		}
 	} else {
@@ -296,13 +297,13 @@ func (o *TestOptions) printTests(r *crdtest.Report) error {
 }
 
 func describeRule(r crdtest.CoveredRule) string {
-	s := fmt.Sprintf("%s %s", r.Source, r.CRD+"/"+r.Version)
+	s := printable.Sprintf("%s %s", r.Source, r.CRD+"/"+r.Version)
 	if r.Field != "" {
 		s += " " + r.Field
 	}
 	s += ": " + r.Rule.Rule
 	if r.Cost > 0 {
-		s += fmt.Sprintf(" (cost %d of %d)", r.Cost, r.CostLimit)
+		s += printable.Sprintf(" (cost %d of %d)", r.Cost, r.CostLimit)
 	}
 	return s
 }
@@ -324,6 +325,6 @@ func (o *TestOptions) record(file string, results []*crdtest.SuiteResult) error 
 	if err := safewrite.WriteFile(file, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.ErrOut, "%s: recorded %d case(s)\n", file, n)
+	printable.Fprintf(o.ErrOut, "%s: recorded %d case(s)\n", file, n)
 	return nil
 }
