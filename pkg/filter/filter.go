@@ -249,11 +249,12 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 	}
 	// A previous object that matches nothing would let its update pass unchecked.
 	if len(l.OldErrors) > 0 {
-		bad := make([]string, len(l.OldErrors))
+		// A line each (errors.Join), each printed escaped.
+		bad := make([]error, len(l.OldErrors))
 		for i, err := range l.OldErrors {
-			bad[i] = "previous: " + err.Error()
+			bad[i] = fmt.Errorf("previous: %w", err)
 		}
-		return nil, nil, errors.New(strings.Join(bad, "\n"))
+		return nil, nil, errors.Join(bad...)
 	}
 	var documents []int // the items read as documents here
 	for i, item := range items {
