@@ -48,7 +48,7 @@ func TestUntrustedTextEscaped(t *testing.T) {
 			if code != c.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, c.code, stderr)
 			}
-			for _, v := range untrusted.DataViolations(stdout) {
+			for _, v := range untrusted.YAMLViolations(stdout) {
 				t.Errorf("stdout: %s", v)
 			}
 			for _, v := range untrusted.Violations(stderr) {

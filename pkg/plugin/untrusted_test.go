@@ -25,20 +25,20 @@ func TestUntrustedTextEscaped(t *testing.T) {
 		args   []string
 		code   int
 		shown  []string // in stdout or stderr, escaped
-		stdout string   // what stdout is: "text", "github" (-o github), "data" (YAML or JSON documents)
+		stdout string   // what stdout is: "text", "github" (-o github), "json" or "yaml" (documents: data)
 	}{
 		{"prune", []string{"prune", "--offline", "--crd-file", f.CRD, "-f", f.Objects}, ExitFindings,
-			[]string{untrusted.Shown("name"), untrusted.Shown("namespace"), untrusted.Shown("field"), untrusted.Shown("objects"), untrusted.Shown(`\x3a:error::kind`)}, "data"},
+			[]string{untrusted.Shown("name"), untrusted.Shown("namespace"), untrusted.Shown("field"), untrusted.Shown("objects"), untrusted.Shown(`\x3a:error::kind`)}, "yaml"},
 		{"prune -o github", []string{"prune", "--offline", "--crd-file", f.CRD, "-f", f.Objects, "-o", "github"}, ExitFindings, []string{untrusted.Shown("name")}, "github"},
 		{"prune --diff", []string{"prune", "--offline", "--crd-file", f.CRD, "-f", f.Objects, "--diff"}, ExitFindings, []string{`+++ "b/`}, "text"},
-		{"prune --report -", []string{"prune", "--offline", "--crd-file", f.CRD, "-f", f.Objects, "--report", "-"}, ExitFindings, nil, "data"},
+		{"prune --report -", []string{"prune", "--offline", "--crd-file", f.CRD, "-f", f.Objects, "--report", "-"}, ExitFindings, nil, "json"},
 		{"a file that does not exist", []string{"prune", "--offline", "-f", filepath.Join(f.Dir, "x\r::error::pwned\u2028::error::pwned")}, ExitInput, []string{`x\r::error::pwned\u2028::error::pwned`}, "text"},
 		{"check-update", []string{"check-update", "--offline", "--crd-file", f.CRD, "-f", f.Objects, "--old", f.Old}, ExitFindings,
 			[]string{untrusted.Shown("name"), `message\u0085::error::pwned`}, "text"},
 		{"explain-structural", []string{"explain-structural", "-f", f.CRD}, ExitOK, []string{untrusted.Shown("property")}, "text"},
 		{"explain-structural, a refused CRD", []string{"explain-structural", "-f", f.BadCRD}, ExitFindings, []string{untrusted.Shown("bad")}, "text"},
 		{"explain-structural -o github", []string{"explain-structural", "-f", f.BadCRD, "-o", "github"}, ExitFindings, nil, "github"},
-		{"lower-mutability", []string{"lower-mutability", "-f", f.CRD, "-f", f.Objects}, ExitOK, nil, "data"},
+		{"lower-mutability", []string{"lower-mutability", "-f", f.CRD, "-f", f.Objects}, ExitOK, nil, "yaml"},
 		{"lower-mutability, a refused CRD", []string{"lower-mutability", "-f", f.BadCRD}, ExitInput, []string{untrusted.Shown("bad")}, "text"},
 		{"test", []string{"test", "--coverage", f.Test}, ExitFindings, []string{untrusted.Shown("case"), untrusted.Shown("expectation"), untrusted.Shown("suite")}, "text"},
 		{"test -o github", []string{"test", f.Test, "-o", "github"}, ExitFindings, nil, "github"},
@@ -49,7 +49,7 @@ func TestUntrustedTextEscaped(t *testing.T) {
 				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, c.code, r.stderr)
 			}
 			check := map[string]func(string) []string{
-				"text": untrusted.Violations, "github": untrusted.GitHubViolations, "data": untrusted.DataViolations,
+				"text": untrusted.Violations, "github": untrusted.GitHubViolations, "json": untrusted.JSONViolations, "yaml": untrusted.YAMLViolations,
 			}[c.stdout]
 			for _, v := range check(r.stdout) {
 				t.Errorf("stdout: %s", v)

@@ -171,16 +171,31 @@ func Violations(out string) []string {
 	return bad
 }
 
-// DataViolations are what is wrong in out, a YAML or JSON document (data,
-// printed as its encoder writes it): a line that begins a workflow
+// JSONViolations are what is wrong in out, JSON (data, printed as its
+// encoder writes it, every string quoted): a line that begins a workflow
 // command, and a CR, which ends a line for the runner. (encoding/json
 // writes C1 controls and bidirectional ones as they are.)
-func DataViolations(out string) []string {
+func JSONViolations(out string) []string {
 	var bad []string
 	for i, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(strings.TrimLeftFunc(line, trimmed), "::") {
 			bad = append(bad, fmt.Sprintf("line %d begins a workflow command: %q", i+1, line))
 		}
+		if strings.Contains(line, "\r") {
+			bad = append(bad, fmt.Sprintf("line %d holds a CR: %q", i+1, line))
+		}
+	}
+	return bad
+}
+
+// YAMLViolations are what is wrong in out, YAML documents: a CR only. YAML
+// is data, printed as its encoder writes it, and may begin a line with
+// "::" (a plain key, a line of a block scalar, a long string folded at a
+// blank or at U+0085, which YAML takes for a line break): the Action runs
+// a command whose documents go to the log with workflow commands stopped.
+func YAMLViolations(out string) []string {
+	var bad []string
+	for i, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "\r") {
 			bad = append(bad, fmt.Sprintf("line %d holds a CR: %q", i+1, line))
 		}
