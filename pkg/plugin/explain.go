@@ -548,7 +548,7 @@ func (t *treePrinter) node(headLen int, branchOf, name string, s *structuralsche
 	t.line = append(append(t.line[:0], t.indent[:headLen]...), branchOf...)
 	t.line = append(append(append(t.line, printable.Line(name)...), ": "...), printable.Line(describeNode(s))...)
 	for _, m := range markers {
-		t.line = append(append(t.line, ' '), m...)
+		t.line = append(append(t.line, ' '), printable.Line(m)...)
 	}
 	t.line = append(t.line, '\n')
 	t.w.Write(t.line)
