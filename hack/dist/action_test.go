@@ -344,6 +344,8 @@ func TestAction(t *testing.T) {
 	t.Run("version", func(t *testing.T) {
 		r := runAction(t, a, map[string]string{"version": testVersion, "release-url": good, "args": "version"}, runOptions{workspace: repo})
 		_, ran, _ := strings.Cut(r.log, "== run\n")
+		// Its stdout is the log: between ::stop-commands::TOKEN and ::TOKEN::.
+		ran = regexp.MustCompile(`(?m)^::(stop-commands::[0-9a-f]{32}|[0-9a-f]{32}::)\n`).ReplaceAllString(ran, "")
 		if r.failed != "" || !strings.HasPrefix(ran, "kubectl-crd "+testVersion+"\n") || r.outputs["exit-code"] != "0" ||
 			r.outputs["path"] != filepath.Join(r.temp, "kubectl-crd-"+testVersion, "kubectl-crd") {
 			t.Errorf("failed %q, outputs %q:\n%s", r.failed, r.outputs, r.log)
