@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"sigs.k8s.io/yaml"
 
@@ -342,6 +344,8 @@ func TestAction(t *testing.T) {
 	t.Run("version", func(t *testing.T) {
 		r := runAction(t, a, map[string]string{"version": testVersion, "release-url": good, "args": "version"}, runOptions{workspace: repo})
 		_, ran, _ := strings.Cut(r.log, "== run\n")
+		// Its stdout is the log: between ::stop-commands::TOKEN and ::TOKEN::.
+		ran = regexp.MustCompile(`(?m)^::(stop-commands::[0-9a-f]{32}|[0-9a-f]{32}::)\n`).ReplaceAllString(ran, "")
 		if r.failed != "" || !strings.HasPrefix(ran, "kubectl-crd "+testVersion+"\n") || r.outputs["exit-code"] != "0" ||
 			r.outputs["path"] != filepath.Join(r.temp, "kubectl-crd-"+testVersion, "kubectl-crd") {
 			t.Errorf("failed %q, outputs %q:\n%s", r.failed, r.outputs, r.log)
@@ -360,9 +364,9 @@ func TestAction(t *testing.T) {
 			t.Errorf("failed %q, outputs %q, output file:\n%s\nlog:\n%s", r.failed, r.outputs, stored, r.log)
 		}
 	})
-	t.Run("args bash cannot read", func(t *testing.T) {
+	t.Run("args that do not split", func(t *testing.T) {
 		r := runAction(t, a, map[string]string{"version": testVersion, "release-url": good, "args": `prune -f "job.yaml`}, runOptions{workspace: repo})
-		if r.failed != "run" || r.outputs["exit-code"] != "2" || !strings.Contains(r.log, "::error title=kubectl-crd::args: bash cannot read prune -f \"job.yaml") {
+		if r.failed != "run" || r.outputs["exit-code"] != "2" || !strings.Contains(r.log, "::error title=kubectl-crd::args: a double quote is not closed: prune -f \"job.yaml") {
 			t.Errorf("failed %q, outputs %q:\n%s", r.failed, r.outputs, r.log)
 		}
 	})
@@ -496,5 +500,254 @@ func TestActionShasum(t *testing.T) {
 	r = runAction(t, a, map[string]string{"version": testVersion, "release-url": "file://" + bad}, o)
 	if r.failed != "install" || !strings.Contains(r.log, " has sha256 ") {
 		t.Errorf("a corrupted archive: failed %q:\n%s", r.failed, r.log)
+	}
+}
+
+// workflowCommand is a command the runner reads from a step's log.
+type workflowCommand struct{ name, properties, data string }
+
+// readCommands reads log as GitHub's runner reads a step's output: a
+// line ends at LF, CR or CR LF (.NET's ReadLine); its leading white space
+// trimmed, a line "::NAME PROPERTIES::DATA" is a command, unless commands
+// are stopped (::stop-commands::TOKEN) until "::TOKEN::".
+func readCommands(log string) []workflowCommand {
+	var cmds []workflowCommand
+	stop := ""
+	for _, line := range regexp.MustCompile(`\r\n|\r|\n`).Split(log, -1) {
+		line = strings.TrimLeftFunc(line, unicode.IsSpace)
+		if stop != "" {
+			if line == "::"+stop+"::" {
+				stop = ""
+			}
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "::")
+		if !ok {
+			continue
+		}
+		info, data, ok := strings.Cut(rest, "::")
+		if !ok {
+			continue
+		}
+		name, props, _ := strings.Cut(info, " ")
+		if name == "stop-commands" {
+			stop = data
+		}
+		cmds = append(cmds, workflowCommand{name, props, data})
+	}
+	return cmds
+}
+
+// standIn is a kubectl-crd that prints its arguments, each on a line
+// "arg:" and its bytes in hexadecimal, then $PRINT, and exits with $EXIT.
+const standIn = `#!/bin/sh
+for a; do printf 'arg:'; printf '%s' "$a" | od -An -v -tx1 | tr -d ' \n'; echo; done
+printf '%s' "$PRINT"
+exit "${EXIT:-0}"
+`
+
+// runStep runs the action's run step alone, as runAction does, its
+// kubectl-crd the stand-in, in a workspace of its own; the arguments the
+// stand-in was given are returned.
+func runStep(t *testing.T, a *actionFile, inputs map[string]string, env ...string) (*actionRun, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "kubectl-crd")
+	if err := os.WriteFile(bin, []byte(standIn), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	step := *a
+	step.Runs.Steps = slices.DeleteFunc(slices.Clone(a.Runs.Steps), func(s actionStep) bool { return s.ID != "run" })
+	step.Runs.Steps[0].Env = maps.Clone(step.Runs.Steps[0].Env)
+	step.Runs.Steps[0].Env["KUBECTL_CRD"] = bin
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		step.Runs.Steps[0].Env[k] = v
+	}
+	inputs = maps.Clone(inputs)
+	inputs["version"] = testVersion
+	workspace := filepath.Join(dir, "workspace")
+	if err := os.Mkdir(workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runAction(t, &step, inputs, runOptions{workspace: workspace})
+	var args []string
+	for _, line := range strings.Split(r.log, "\n") {
+		if h, ok := strings.CutPrefix(line, "arg:"); ok {
+			b, err := hex.DecodeString(h)
+			if err != nil {
+				t.Fatalf("the stand-in printed %q", line)
+			}
+			args = append(args, string(b))
+		}
+	}
+	return r, args
+}
+
+// TestActionSplitArgs: args is split into words as a shell splits them,
+// with nothing evaluated: no command substitution, variable, glob or
+// tilde; ; | & are characters of a word; quotes that are not closed fail
+// the step with exit-code 2. (Runs with -short: the run step alone, its
+// kubectl-crd a stand-in that prints its arguments.)
+func TestActionSplitArgs(t *testing.T) {
+	for _, tool := range []string{"od", "tr"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	a := readAction(t)
+	marker := filepath.Join(t.TempDir(), "pwned")
+	for args, want := range map[string][]string{
+		`prune --offline -f deploy/`:                          {"prune", "--offline", "-f", "deploy/"},
+		"  a\tb\n c  ":                                        {"a", "b", "c"},
+		`-f 'my dir/' -f "their dir/" -f our\ dir/`:           {"-f", "my dir/", "-f", "their dir/", "-f", "our dir/"},
+		`a'b'"c"d ''  ""`:                                     {"abcd", "", ""},
+		`"a \" \\ \$ \` + "`" + ` \x" 'a \" b'`:               {`a " \ $ ` + "` \\x", `a \" b`},
+		"a\\\nb \"c\\\nd\" e\\ \\'":                           {"ab", "cd", "e '"},
+		`$(touch ` + marker + `) ` + "`touch " + marker + "`": {"$(touch", marker + ")", "`touch", marker + "`"},
+		`"$(touch ` + marker + `)"; touch ` + marker + `; "$HOME" ${HOME} ~ * ?`: {"$(touch " + marker + ");", "touch", marker + ";", "$HOME", "${HOME}", "~", "*", "?"},
+		`x; id | cat & y > z < w (v)`:                                            {"x;", "id", "|", "cat", "&", "y", ">", "z", "<", "w", "(v)"},
+		"\"\n::error::pwned\" '\r::warning::pwned'":                              {"\n::error::pwned", "\r::warning::pwned"},
+		"-f\u2028::error::x über 日本":                                             {"-f\u2028::error::x", "über", "日本"},
+	} {
+		r, got := runStep(t, a, map[string]string{"args": args})
+		if r.failed != "" || r.outputs["exit-code"] != "0" || !slices.Equal(got, want) {
+			t.Errorf("args %q: failed %q, exit-code %q, words\n%q\nwant\n%q\nlog:\n%s", args, r.failed, r.outputs["exit-code"], got, want, r.log)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("args %q ran a command", args)
+		}
+	}
+	for args, why := range map[string]string{
+		`prune -f "job.yaml`:             "a double quote is not closed",
+		`prune -f 'job.yaml`:             "a single quote is not closed",
+		`prune -f job.yaml\`:             "a backslash ends it",
+		"prune -f '\n::error::pwned":     "a single quote is not closed",
+		"prune -f \"%0A::error::pwned\r": "a double quote is not closed",
+	} {
+		r, got := runStep(t, a, map[string]string{"args": args})
+		cmds := readCommands(r.log)
+		want := workflowCommand{"error", "title=kubectl-crd", "args: " + why + ": " + strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(args)}
+		if r.failed != "run" || r.outputs["exit-code"] != "2" || got != nil || len(cmds) != 1 || cmds[0] != want {
+			t.Errorf("args %q: failed %q, exit-code %q, ran with %q, commands %q; want exit 2 and %q\n%s", args, r.failed, r.outputs["exit-code"], got, cmds, want, r.log)
+		}
+	}
+	// The stand-in's exit code is the step's.
+	if r, _ := runStep(t, a, map[string]string{"args": "prune"}, "EXIT=3"); r.failed != "run" || r.outputs["exit-code"] != "3" {
+		t.Errorf("exit 3: failed %q, exit-code %q", r.failed, r.outputs["exit-code"])
+	}
+}
+
+// TestActionStopsCommands: a command whose stdout is the step's log, and
+// not -o github's commands, runs between ::stop-commands:: and its token:
+// the documents it prints are data (a YAML key or a block's line may begin
+// with "::"), from which the runner reads no command. With -o github (in
+// each of the ways pflag reads it) the commands are read; with an output
+// file nothing of stdout is in the log. (Runs with -short.)
+func TestActionStopsCommands(t *testing.T) {
+	for _, tool := range []string{"od", "tr"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	a := readAction(t)
+	documents := "kind: Widget\n::error::pwned: 1\ndata: |\n  ::add-mask::pwned\n"
+	github := "::error file=w.yaml,line=1,title=Prune%3A Widget w::pruned\n"
+	for _, c := range []struct {
+		args, print, outputFile string
+		want                    []workflowCommand
+	}{
+		{"prune -f w.yaml", documents, "", []workflowCommand{{"stop-commands", "", ""}}},
+		{"prune -f w.yaml -o yaml", documents, "", []workflowCommand{{"stop-commands", "", ""}}},
+		{"prune -f w.yaml -o github", github, "", []workflowCommand{{"error", "file=w.yaml,line=1,title=Prune%3A Widget w", "pruned"}}},
+		{"prune -f w.yaml --output github", github, "", []workflowCommand{{"error", "file=w.yaml,line=1,title=Prune%3A Widget w", "pruned"}}},
+		{"prune -f w.yaml --output=github", github, "", []workflowCommand{{"error", "file=w.yaml,line=1,title=Prune%3A Widget w", "pruned"}}},
+		{"prune -ogithub -f w.yaml", github, "", []workflowCommand{{"error", "file=w.yaml,line=1,title=Prune%3A Widget w", "pruned"}}},
+		{"prune -f w.yaml -Ro github", github, "", []workflowCommand{{"error", "file=w.yaml,line=1,title=Prune%3A Widget w", "pruned"}}},
+		{"prune -f w.yaml", documents, "out.yaml", nil},
+	} {
+		r, _ := runStep(t, a, map[string]string{"args": c.args, "output-file": c.outputFile}, "PRINT="+c.print)
+		cmds := readCommands(r.log)
+		for i := range cmds {
+			if cmds[i].name == "stop-commands" {
+				if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(cmds[i].data) || !strings.Contains(r.log, "\n::"+cmds[i].data+"::\n") {
+					t.Errorf("%q: stop-commands %q, not a token of 32 hexadecimal digits, or commands not resumed:\n%s", c.args, cmds[i].data, r.log)
+				}
+				cmds[i].data = ""
+			}
+		}
+		if r.failed != "" || r.outputs["exit-code"] != "0" || !slices.Equal(cmds, c.want) {
+			t.Errorf("%q: failed %q, exit-code %q, commands %q, want %q:\n%s", c.args, r.failed, r.outputs["exit-code"], cmds, c.want, r.log)
+		}
+	}
+}
+
+// TestActionInjection gives every input strings that a shell would run or
+// a runner read as a workflow command: nothing runs, the only commands
+// the runner reads are the action's own annotations (their data escaped:
+// what was given shows in them), and the step that refuses the input
+// fails with the right exit code.
+func TestActionInjection(t *testing.T) {
+	skipShort(t)
+	if hostDist == "" {
+		t.Skipf("no release for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	a := readAction(t)
+	good := "file://" + releases(t, nil)
+	marker := filepath.Join(t.TempDir(), "pwned")
+	payloads := []string{"$(touch " + marker + ")", "`touch " + marker + "`", `"; touch ` + marker + `; "`, `'; touch ` + marker + `; '`,
+		"\n::error::pwned", "\r::error::pwned", "\r\n::warning file=x::pwned", "%0A::error::pwned"}
+	unescape := strings.NewReplacer("%0D", "\r", "%0A", "\n", "%3A", ":", "%2C", ",", "%25", "%")
+	for _, input := range []string{"version", "checksum", "args", "working-directory", "output-file", "release-url"} {
+		for _, payload := range payloads {
+			inputs := map[string]string{"version": testVersion, "release-url": good, "args": "version"}
+			// failed and code: the step that fails and its exit-code output.
+			failed, code := "install", ""
+			switch input {
+			case "version":
+				inputs[input] = testVersion + payload
+			case "release-url":
+				inputs[input] = good + payload
+			case "checksum":
+				inputs[input] = payload
+			case "args":
+				inputs[input] = "version " + payload
+				failed, code = "run", "2" // unknown command "..." for "kubectl crd version"
+			case "working-directory":
+				inputs[input] = payload
+				failed = "run" // no such directory: the runner does not start the step
+			case "output-file":
+				inputs[input] = payload
+				failed, code = "", "0"
+				if strings.Contains(payload, "/") { // in directories that do not exist
+					failed, code = "run", "2"
+				}
+			}
+			t.Run(fmt.Sprintf("%s %q", input, payload), func(t *testing.T) {
+				workspace := t.TempDir()
+				r := runAction(t, a, inputs, runOptions{workspace: workspace})
+				if _, err := os.Stat(marker); err == nil {
+					os.Remove(marker)
+					t.Errorf("a command ran:\n%s", r.log)
+				}
+				if r.failed != failed || r.outputs["exit-code"] != code {
+					t.Errorf("failed %q, exit-code %q; want %q, %q:\n%s", r.failed, r.outputs["exit-code"], failed, code, r.log)
+				}
+				for _, c := range readCommands(r.log) {
+					switch {
+					case c.name == "stop-commands":
+					case c.name != "error" || (c.properties != "title=kubectl-crd install" && c.properties != "title=kubectl-crd"):
+						t.Errorf("the runner reads a command the action does not mean: %q\n%s", c, r.log)
+					case input != "working-directory" && input != "args" && !strings.Contains(unescape.Replace(c.data), payload):
+						t.Errorf("the annotation %q does not show the input %q", c.data, payload)
+					}
+				}
+				if input == "output-file" && code == "0" {
+					if out, err := os.ReadFile(filepath.Join(workspace, payload)); err != nil || !strings.HasPrefix(string(out), "kubectl-crd "+testVersion+"\n") {
+						t.Errorf("output file %q: %q, %v", payload, out, err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/exitcode"
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
@@ -140,8 +142,20 @@ func runKRM(c *cobra.Command, args []string) error {
 
 // printRunError prints the error of a run on stderr, with its stack under
 // --stack: the function's own report, which Run does not print again.
+// Results are printed as kyaml prints them (a blank line between two),
+// each on one line, escaped; an error's message is escaped as the
+// plugin's are.
 func printRunError(c *cobra.Command, stderr io.Writer, err error) {
-	fmt.Fprintln(stderr, err)
+	var results framework.Results
+	if errors.As(err, &results) && results.Error() == err.Error() {
+		lines := make([]string, len(results))
+		for i, r := range results {
+			lines[i] = printable.Line(r.String())
+		}
+		fmt.Fprintln(stderr, strings.Join(lines, "\n\n"))
+	} else {
+		fmt.Fprintln(stderr, printable.Error(err))
+	}
 	if stack, _ := c.Flags().GetBool("stack"); stack {
 		if s := kerrors.GetStack(err); s != "" {
 			fmt.Fprintln(stderr, s)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
@@ -263,11 +264,12 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 	}
 	// A previous object that matches nothing would let its update pass unchecked.
 	if len(l.OldErrors) > 0 {
-		bad := make([]string, len(l.OldErrors))
+		// A line each (errors.Join), each printed escaped.
+		bad := make([]error, len(l.OldErrors))
 		for i, err := range l.OldErrors {
-			bad[i] = "previous: " + err.Error()
+			bad[i] = fmt.Errorf("previous: %w", err)
 		}
-		return nil, nil, errors.New(strings.Join(bad, "\n"))
+		return nil, nil, errors.Join(bad...)
 	}
 	var documents []int // the items read as documents here
 	for i, item := range items {
@@ -611,7 +613,7 @@ func (c *CRDCheck) fetch(root string) error {
 // warn writes a warning to Warnings, if any.
 func (c *CRDCheck) warn(msg string) {
 	if c.Warnings != nil {
-		fmt.Fprintf(c.Warnings, "Warning: %s\n", msg)
+		printable.Fprintf(c.Warnings, "Warning: %s\n", msg)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -309,7 +310,7 @@ func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck,
 		if o.Offline || len(o.inputs.Old) > 0 {
 			from = "--old"
 		}
-		fmt.Fprintf(o.ErrOut, "Warning: CustomResourceDefinition %s: no previous version in %s: a new CRD, no upgrade to check\n", name, from)
+		printable.Fprintf(o.ErrOut, "Warning: CustomResourceDefinition %s: no previous version in %s: a new CRD, no upgrade to check\n", name, from)
 	}
 	if len(u.upgrades) == 0 {
 		return nil
@@ -320,13 +321,13 @@ func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck,
 			return err
 		}
 		if u.skipped > 0 {
-			fmt.Fprintf(o.ErrOut, "Warning: %s of --objects: of no upgraded CRD's kind and version, not checked\n", plural(u.skipped, "object"))
+			printable.Fprintf(o.ErrOut, "Warning: %s of --objects: of no upgraded CRD's kind and version, not checked\n", plural(u.skipped, "object"))
 		}
 	case o.Offline && len(o.catalog.OldObjects()) > 0:
 		// The old objects are what the cluster holds, as far as files tell.
 		return u.scan(o.catalog, docsOf(o.catalog.OldObjects()), func(_ *document.Document, err error) error { return inputError(err) }, nil)
 	case o.Offline:
-		fmt.Fprintf(o.ErrOut, "Warning: no existing objects checked: give them with --objects FILE|DIR\n")
+		printable.Fprintf(o.ErrOut, "Warning: no existing objects checked: give them with --objects FILE|DIR\n")
 	default:
 		return u.objectsFromCluster(ctx, o.cluster, o.catalog, o.ChunkSize, o.ErrOut)
 	}
@@ -374,11 +375,11 @@ func printUpdateItem(out, errOut io.Writer, gate finding.Gate, it updateItem) {
 	}
 	printFindings(errOut, gate, it.Object, it.Source, findings[:dropped])
 	if it.Status == string(catalog.UpdateCreate) {
-		fmt.Fprintf(out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
+		printable.Fprintf(out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
 		return
 	}
 	if len(it.Violations) == 0 {
-		fmt.Fprintf(out, "%s: update allowed (%s)\n", it.Object, it.Source)
+		printable.Fprintf(out, "%s: update allowed (%s)\n", it.Object, it.Source)
 		return
 	}
 	for _, f := range findings[dropped:] {
@@ -390,7 +391,7 @@ func printUpdateItem(out, errOut io.Writer, gate finding.Gate, it updateItem) {
 		if f.Line > 0 {
 			line.Line = f.Line
 		}
-		fmt.Fprintf(out, "%s: refused: %s: %s%s (%s)\n", it.Object, f.Path, f.Message, values, line)
+		printable.Fprintf(out, "%s: refused: %s: %s%s (%s)\n", it.Object, f.Path, f.Message, values, line)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdtest"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -145,25 +146,27 @@ func (o *TestOptions) Run(ctx context.Context) error {
 	}
 	runner := crdtest.NewRunner(crdtest.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Costs: strategy.Validators{}, Lower: o.Lower})
 	var results []*crdtest.SuiteResult
+	var observed []fileResults
 	for _, f := range files {
 		suites, err := crdtest.ReadFile(f)
 		if err != nil {
 			return inputError(err)
 		}
-		var fileResults []*crdtest.SuiteResult
+		of := fileResults{file: f}
 		for _, s := range suites {
 			res, err := runner.Run(ctx, s)
 			if err != nil {
 				return inputError(err)
 			}
-			fileResults = append(fileResults, res)
+			of.results = append(of.results, res)
 		}
-		if o.Record {
-			if err := o.record(f, fileResults); err != nil {
-				return err
-			}
+		observed = append(observed, of)
+		results = append(results, of.results...)
+	}
+	if o.Record {
+		if err := o.record(observed); err != nil {
+			return err
 		}
-		results = append(results, fileResults...)
 	}
 	summary := crdtest.Summarize(results)
 	switch {
@@ -272,20 +275,20 @@ func (o *TestOptions) printTests(r *crdtest.Report) error {
 		case c.Unexpected:
 			status = "NONE"
 		}
-		fmt.Fprintf(&b, "%s %s %s (%s)\n", status, c.Source, c.Name, c.Observed.Result)
+		printable.Fprintf(&b, "%s %s %s (%s)\n", status, c.Source, c.Name, c.Observed.Result)
 		for _, m := range c.Mismatches {
-			fmt.Fprintf(&b, "    %s\n", m)
+			printable.Fprintf(&b, "    %s\n", m)
 		}
 	}
-	fmt.Fprintf(&b, "%d passed, %d failed, %d without expectation", r.Passed, r.Failed, r.Unexpected)
+	printable.Fprintf(&b, "%d passed, %d failed, %d without expectation", r.Passed, r.Failed, r.Unexpected)
 	if o.Coverage != "" || len(r.Uncovered) > 0 && o.Coverage != "" {
-		fmt.Fprintf(&b, "; %d of %d rules exercised\n", len(r.Rules)-len(r.Uncovered), len(r.Rules))
+		printable.Fprintf(&b, "; %d of %d rules exercised\n", len(r.Rules)-len(r.Uncovered), len(r.Rules))
 		for _, rule := range r.Rules {
 			switch {
 			case !rule.Exercised:
-				fmt.Fprintf(&b, "not exercised: %s\n", describeRule(rule))
+				printable.Fprintf(&b, "not exercised: %s\n", describeRule(rule))
 			case rule.Cost > 0:
-				fmt.Fprintf(&b, "exercised: %s\n", describeRule(rule))
+				printable.Fprintf(&b, "exercised: %s\n", describeRule(rule))
 			}
 		}
 	} else {
@@ -296,34 +299,68 @@ func (o *TestOptions) printTests(r *crdtest.Report) error {
 }
 
 func describeRule(r crdtest.CoveredRule) string {
-	s := fmt.Sprintf("%s %s", r.Source, r.CRD+"/"+r.Version)
+	s := printable.Sprintf("%s %s", r.Source, r.CRD+"/"+r.Version)
 	if r.Field != "" {
 		s += " " + r.Field
 	}
 	s += ": " + r.Rule.Rule
 	if r.Cost > 0 {
-		s += fmt.Sprintf(" (cost %d of %d)", r.Cost, r.CostLimit)
+		s += printable.Sprintf(" (cost %d of %d)", r.Cost, r.CostLimit)
 	}
 	return s
 }
 
-// record writes the observed outcomes into the cases of file that have no
-// expectation, replacing the file atomically.
-func (o *TestOptions) record(file string, results []*crdtest.SuiteResult) error {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return inputError(err)
+// fileResults are the results of a test file's suites.
+type fileResults struct {
+	file    string
+	results []*crdtest.SuiteResult
+}
+
+// record writes the observed outcomes into the cases of the files that
+// have no expectation, by prune --in-place's rules: each file replaced
+// atomically, and none written when one that would change is read-only or
+// has hard links (every such file named, exit 2). A file named twice is
+// recorded once.
+func (o *TestOptions) record(files []fileResults) error {
+	var plans []rewrite
+	var counts []int
+	var errs []error
+	var seen []os.FileInfo
+	for _, f := range files {
+		info, err := os.Stat(f.file)
+		if err != nil {
+			return inputError(err)
+		}
+		if sameAsAny(info, seen) {
+			continue
+		}
+		seen = append(seen, info)
+		data, err := os.ReadFile(f.file)
+		if err != nil {
+			return inputError(err)
+		}
+		out, n, err := crdtest.Record(data, f.results)
+		if err != nil {
+			return inputError(err)
+		}
+		if n == 0 {
+			continue
+		}
+		if why := unwritable(info); why != "" {
+			errs = append(errs, fmt.Errorf("%s: not rewritten: %s", f.file, why))
+			continue
+		}
+		plans = append(plans, rewrite{name: f.file, old: data, new: out})
+		counts = append(counts, n)
 	}
-	out, n, err := crdtest.Record(data, results)
-	if err != nil {
-		return inputError(err)
+	if len(errs) > 0 {
+		return inputErrors(o.ErrOut, append(errs[:len(errs)-1:len(errs)-1], fmt.Errorf("%w; --record changed no file", errs[len(errs)-1])))
 	}
-	if n == 0 {
-		return nil
+	for i, p := range plans {
+		if err := safewrite.WriteFile(p.name, p.new); err != nil {
+			return &ExitError{Code: ExitInternal, Err: fmt.Errorf("--record: %w: %s", err, stoppedAt(plans, i))}
+		}
+		printable.Fprintf(o.ErrOut, "%s: recorded %d case(s)\n", p.name, counts[i])
 	}
-	if err := safewrite.WriteFile(file, out); err != nil {
-		return err
-	}
-	fmt.Fprintf(o.ErrOut, "%s: recorded %d case(s)\n", file, n)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/exitcode"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 )
 
 // Exit codes of every command: exitcode's, shared with the KRM function.
@@ -36,7 +37,7 @@ func inputErrors(errOut io.Writer, errs []error) error {
 		return nil
 	}
 	for _, err := range errs[:len(errs)-1] {
-		fmt.Fprintf(errOut, "error: %v\n", err)
+		fmt.Fprintf(errOut, "error: %s\n", printable.Error(err))
 	}
 	return inputError(errs[len(errs)-1])
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
@@ -266,7 +267,7 @@ func (o *ExplainStructuralOptions) explainFile(d *document.Document) (r crdRepor
 	r.Source = &src
 	for _, f := range finding.OfCRD(c) {
 		r.Warnings = append(r.Warnings, crdWarning{Reason: f.Reason, Message: f.Message})
-		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, src)
+		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, src)
 	}
 	addMutability(&r, d.Object)
 	return r, true, nil
@@ -285,7 +286,7 @@ func (o *ExplainStructuralOptions) liveCRDs(ctx context.Context) ([]*liveCRD, er
 		live = append([]*liveCRD(nil), all...)
 		sort.Slice(live, func(i, j int) bool { return live[i].Object.Name < live[j].Object.Name })
 		if len(live) == 0 {
-			fmt.Fprintf(o.ErrOut, "No CustomResourceDefinitions on %s.\n", o.cluster.where())
+			printable.Fprintf(o.ErrOut, "No CustomResourceDefinitions on %s.\n", o.cluster.where())
 		}
 	}
 	for _, name := range o.Names {
@@ -471,30 +472,30 @@ func printStructuralText(w io.Writer, report structuralReport) {
 		if r.Source != nil {
 			where = r.Source.String()
 		}
-		fmt.Fprintf(w, "CustomResourceDefinition %s (%s): %s\n", r.Name, where, verdict)
+		printable.Fprintf(w, "CustomResourceDefinition %s (%s): %s\n", r.Name, where, verdict)
 		for _, v := range r.Violations {
-			fmt.Fprintf(w, "  %s\n", v.Message)
+			printable.Fprintf(w, "  %s\n", v.Message)
 		}
 		if len(r.Invalid) > 0 {
 			fmt.Fprintln(w, "  refused by the API server's validation of CustomResourceDefinitions:")
 			for _, v := range r.Invalid {
-				fmt.Fprintf(w, "  %s\n", v.Message)
+				printable.Fprintf(w, "  %s\n", v.Message)
 			}
 		}
 		if len(r.Mutability) > 0 {
-			fmt.Fprintf(w, "  %s (KEP \"Immutable fields\", emulated by kubectl crd):\n", plural(len(r.Mutability), "misplaced mutability marker"))
+			printable.Fprintf(w, "  %s (KEP \"Immutable fields\", emulated by kubectl crd):\n", plural(len(r.Mutability), "misplaced mutability marker"))
 			for _, v := range r.Mutability {
-				fmt.Fprintf(w, "  %s\n", v.Message)
+				printable.Fprintf(w, "  %s\n", v.Message)
 			}
 		}
 		if r.LowerError != "" {
-			fmt.Fprintf(w, "  mutability markers that lower-mutability cannot lower: %s\n", r.LowerError)
+			printable.Fprintf(w, "  mutability markers that lower-mutability cannot lower: %s\n", r.LowerError)
 		}
 		if c := r.ServerCondition; c != nil {
-			fmt.Fprintf(w, "  server condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
+			printable.Fprintf(w, "  server condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
 		for _, v := range r.Versions {
-			fmt.Fprintf(w, "\nversion %s%s:\n", v.Name, versionFlags(v))
+			printable.Fprintf(w, "\nversion %s%s:\n", v.Name, versionFlags(v))
 			if v.skeleton == nil {
 				fmt.Fprintln(w, "  (no schema: nothing is pruned)")
 				continue
@@ -545,9 +546,9 @@ type treePrinter struct {
 func (t *treePrinter) node(headLen int, branchOf, name string, s *structuralschema.Structural) {
 	markers, lowered := t.notes.at(t.key)
 	t.line = append(append(t.line[:0], t.indent[:headLen]...), branchOf...)
-	t.line = append(append(append(t.line, name...), ": "...), describeNode(s)...)
+	t.line = append(append(append(t.line, printable.Line(name)...), ": "...), printable.Line(describeNode(s))...)
 	for _, m := range markers {
-		t.line = append(append(t.line, ' '), m...)
+		t.line = append(append(t.line, ' '), printable.Line(m)...)
 	}
 	t.line = append(t.line, '\n')
 	t.w.Write(t.line)
@@ -573,13 +574,14 @@ func (t *treePrinter) node(headLen int, branchOf, name string, s *structuralsche
 	}
 	rules := s.XValidations
 	if len(rules) > 0 {
-		// A rule's further lines (a multi-line CEL expression) keep the tree's indent.
+		// A rule's further lines (a multi-line CEL expression) keep the tree's
+		// indent, each escaped: no line of the rule breaks another or begins "::".
 		multiline := strings.NewReplacer("\n", "\n"+string(t.indent))
 		for i, r := range rules {
 			last := i == len(rules)-1 && len(children) == 0 && len(lowered) == 0
-			fmt.Fprintf(t.w, "%s%srule: %s", t.indent, branch(last), multiline.Replace(r.Rule))
+			fmt.Fprintf(t.w, "%s%srule: %s", t.indent, branch(last), multiline.Replace(printable.Lines(r.Rule)))
 			if r.Message != "" {
-				fmt.Fprintf(t.w, "  # %s", multiline.Replace(r.Message))
+				fmt.Fprintf(t.w, "  # %s", multiline.Replace(printable.Lines(r.Message)))
 			}
 			fmt.Fprintln(t.w)
 		}
@@ -587,7 +589,7 @@ func (t *treePrinter) node(headLen int, branchOf, name string, s *structuralsche
 	// The rules the markers become with lower-mutability.
 	for i, r := range lowered {
 		last := i == len(lowered)-1 && len(children) == 0
-		fmt.Fprintf(t.w, "%s%slowered rule: %s  # %s\n", t.indent, branch(last), r.Rule, r.Message)
+		printable.Fprintf(t.w, "%s%slowered rule: %s  # %s\n", t.indent, branch(last), r.Rule, r.Message)
 	}
 	n, keyLen := len(t.indent), len(t.key)
 	t.depth++

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/linediff"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -189,7 +191,7 @@ func (o *PruneOptions) planRewrites(w *rewriter) ([]rewrite, error) {
 	files, errs := w.Finish()
 	if len(errs) > 0 {
 		for _, err := range errs[:len(errs)-1] {
-			fmt.Fprintf(o.ErrOut, "error: %v\n", err)
+			fmt.Fprintf(o.ErrOut, "error: %s\n", printable.Error(err))
 		}
 		return nil, usageErrorf("%w; %s changed no file", errs[len(errs)-1], o.inPlaceFlag())
 	}
@@ -202,7 +204,12 @@ func (o *PruneOptions) writeRewrites(files []rewrite) error {
 	for i, f := range files {
 		if o.Diff {
 			label := strings.TrimPrefix(filepath.ToSlash(f.name), "/")
-			if _, err := o.Out.Write(linediff.Unified("a/"+label, "b/"+label, f.old, f.new)); err != nil {
+			a, b := "a/"+label, "b/"+label
+			if printable.Line(label) != label {
+				// As git names such a file: C-quoted, which git apply and patch read.
+				a, b = strconv.Quote(a), strconv.Quote(b)
+			}
+			if _, err := o.Out.Write(linediff.Unified(a, b, f.old, f.new)); err != nil {
 				return &ExitError{Code: ExitInternal, Err: fmt.Errorf("--diff: %w", err)}
 			}
 			continue

@@ -1,13 +1,13 @@
 package plugin
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -211,7 +211,7 @@ func refuseURLs(flag, command string, names []string) error {
 // stream is nothing the server would drop or refuse (docs/prune.md).
 func (f *inputFlags) warnNoObjects(w io.Writer, objects int) {
 	if objects == 0 {
-		fmt.Fprintf(w, "Warning: no objects in the input (%s): nothing was checked\n", strings.Join(f.Filenames, ", "))
+		printable.Fprintf(w, "Warning: no objects in the input (%s): nothing was checked\n", strings.Join(f.Filenames, ", "))
 	}
 }
 
@@ -283,6 +283,6 @@ func (in *inputDocs) warn(w io.Writer) { printWarnings(w, in.Warnings) }
 
 func printWarnings(w io.Writer, warnings []inputWarning) {
 	for _, x := range warnings {
-		fmt.Fprintf(w, "Warning: %s: %s (%s)\n", x.Object, x.Message, x.Source)
+		printable.Fprintf(w, "Warning: %s: %s (%s)\n", x.Object, x.Message, x.Source)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -126,7 +127,7 @@ func (o *LowerMutabilityOptions) lower(d *document.Document) error {
 		return nil
 	}
 	for _, f := range finding.OfCRD(crd) {
-		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, d.Source)
+		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, d.Source)
 	}
 	res, err := lower.CRD(d.Object, strategy.Validators{})
 	var cost *lower.CostError
@@ -157,7 +158,7 @@ func (o *LowerMutabilityOptions) lower(d *document.Document) error {
 		return err
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), w, d.Source)
+		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), w, d.Source)
 	}
 	if len(res.Edits) == 0 {
 		return nil
@@ -167,7 +168,7 @@ func (o *LowerMutabilityOptions) lower(d *document.Document) error {
 		return err
 	}
 	if note != "" {
-		fmt.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source)
+		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 )
 
 // progress shows "checked N/M objects" on stderr during long runs, on one
@@ -40,7 +42,8 @@ func (p *progress) step(done int) {
 		return
 	}
 	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r\033[Kchecked %d/%d %s", done, p.total, p.what)
+	// Its own CR and erase-line, on a terminal only; what it counts (a kind) escaped.
+	fmt.Fprintf(p.w, "\r\033[Kchecked %d/%d %s", done, p.total, printable.Line(p.what))
 	p.shown = true
 }
 

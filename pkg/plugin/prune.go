@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -285,7 +285,7 @@ func printFindings(w io.Writer, gate finding.Gate, obj prune.ObjectRef, src docu
 		if gate.Fails(f) {
 			level, failed = "Error", true
 		}
-		fmt.Fprintf(w, "%s: %s: %s (%s)\n", level, obj, f.Message, document.Source{File: src.File, Line: f.Line})
+		printable.Fprintf(w, "%s: %s: %s (%s)\n", level, obj, f.Message, document.Source{File: src.File, Line: f.Line})
 	}
 	return failed
 }

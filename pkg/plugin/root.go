@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 )
 
 // version is stamped at release build time with -ldflags -X.
@@ -52,7 +54,8 @@ Each request to the cluster, and the kubeconfig's credential plugin, times out a
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErrorf("%w\nSee '%s --help'.", err, c.CommandPath())
+		// Two lines, each printed escaped: joined, not formatted into one.
+		return inputError(errors.Join(err, fmt.Errorf("See '%s --help'.", c.CommandPath())))
 	})
 	// The kubeconfig flags of every kubectl command: --kubeconfig, --context, -n, --request-timeout, ...
 	// Server warnings are printed on stderr, as kubectl prints them.
@@ -184,7 +187,8 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 	defer func() {
 		// Only a panic of this goroutine reaches here; the commands run on it.
 		if r := recover(); r != nil {
-			fmt.Fprintf(errOut, "internal error: %v\n%s\n", r, panicHint)
+			// A stack's lines are meant: each printed escaped.
+			fmt.Fprintf(errOut, "internal error: %s\n%s\n", printable.Lines(fmt.Sprint(r)), panicHint)
 			code = ExitInternal
 		}
 	}()
@@ -202,13 +206,17 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 	if err != nil && (werr == nil || !errors.Is(err, werr)) {
 		// Silent: reported already, by the command (findings, the KRM function's framework).
 		var ee *ExitError
-		if !errors.As(err, &ee) || !ee.Silent {
-			fmt.Fprintf(errOut, "error: %v\n", err)
+		if !errors.As(err, &ee) {
+			// cobra's own (unknown command, arguments): its lines are meant, and what
+			// it repeats of the command line is quoted.
+			fmt.Fprintf(errOut, "error: %s\n", printable.Lines(err.Error()))
+		} else if !ee.Silent {
+			fmt.Fprintf(errOut, "error: %s\n", printable.Error(err))
 		}
 	}
 	if werr != nil {
 		// Said on stderr, which may be the broken stream: the exit code says it anyway.
-		fmt.Fprintf(streams.ErrOut, "error: writing the output: %v\n", werr)
+		fmt.Fprintf(streams.ErrOut, "error: writing the output: %s\n", printable.Error(werr))
 		return ExitInternal
 	}
 	return ExitCode(err)

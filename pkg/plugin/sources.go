@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 )
@@ -112,5 +112,5 @@ func sourceError(err error) error {
 // warnOn is a warning's printer on w: a line, "Warning: " first, as
 // kubectl prints the server's.
 func warnOn(w io.Writer) func(string) {
-	return func(msg string) { fmt.Fprintf(w, "Warning: %s\n", msg) }
+	return func(msg string) { printable.Fprintf(w, "Warning: %s\n", msg) }
 }

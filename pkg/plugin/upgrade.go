@@ -15,6 +15,7 @@ import (
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
@@ -165,7 +166,7 @@ func (u *upgradeCheck) record(imp *crdupgrade.ObjectImpact, findings []finding.F
 			}
 			where = " (" + src.String() + ")"
 		}
-		fmt.Fprintf(&lines, "    %s: %s%s\n", imp.Object, f.Message, where)
+		printable.Fprintf(&lines, "    %s: %s%s\n", imp.Object, f.Message, where)
 	}
 	return records.add(lines.Bytes())
 }
@@ -404,7 +405,7 @@ func (u *upgradeCheck) print(out io.Writer) error {
 		if up.OldSource.File != "" {
 			old = up.OldSource.String()
 		}
-		fmt.Fprintf(out, "CustomResourceDefinition %s (%s, replacing %s): %s; %s checked, %d hurt\n",
+		printable.Fprintf(out, "CustomResourceDefinition %s (%s, replacing %s): %s; %s checked, %d hurt\n",
 			name, up.Source, old, plural(len(up.Changes), "change"), plural(up.Checked, "object"), up.Hurt)
 		verdicts := up.Verdicts(false, u.gate)
 		for _, sev := range crdupgrade.Severities {
@@ -414,14 +415,14 @@ func (u *upgradeCheck) print(out io.Writer) error {
 					continue
 				}
 				if !heading {
-					fmt.Fprintf(out, "  %s:\n", sev)
+					printable.Fprintf(out, "  %s:\n", sev)
 					heading = true
 				}
-				fmt.Fprintf(out, "    %s\n", v.Finding.Message)
+				printable.Fprintf(out, "    %s\n", v.Finding.Message)
 			}
 		}
 		if records := u.objects[name]; records != nil && up.Hurt > 0 {
-			fmt.Fprintf(out, "  Objects hurt:\n")
+			printable.Fprintf(out, "  Objects hurt:\n")
 			if err := records.each(func(b []byte) error {
 				_, err := out.Write(b)
 				return err
@@ -430,7 +431,7 @@ func (u *upgradeCheck) print(out io.Writer) error {
 			}
 		}
 		for _, x := range up.Unexplained {
-			fmt.Fprintf(out, "  Unexplained: %s (%s): no change found accounts for it\n", x.Path, x.What)
+			printable.Fprintf(out, "  Unexplained: %s (%s): no change found accounts for it\n", x.Path, x.What)
 		}
 	}
 	return nil

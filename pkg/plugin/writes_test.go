@@ -202,3 +202,42 @@ func TestInPlaceStopNamesRewritten(t *testing.T) {
 		t.Errorf("error:\n%v\nwant\n%s", err, want)
 	}
 }
+
+// TestTestRecordReadOnlyAndLinked: kubectl crd test --record follows
+// --in-place's rules: a test file it would change that is read-only, or
+// that has other hard links, is refused, in the same words, before any
+// file is written (the writable one too): exit 2. A file it leaves as it
+// is may be either.
+func TestTestRecordReadOnlyAndLinked(t *testing.T) {
+	record := func(s string) string { return s + "\n- name: a case to record\n  object: *volume\n" }
+	plain := writeSuite(t, record)
+	ro := writeSuite(t, record)
+	if err := os.Chmod(ro, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	linked := writeSuite(t, record)
+	if err := os.Link(linked, filepath.Join(t.TempDir(), "other-name.test.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	unchanged := writeSuite(t, func(s string) string { return s })
+	if err := os.Chmod(unchanged, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	before := mustRead(t, plain)
+	r := run(t, "", "test", "--record", plain, ro, linked, unchanged)
+	want := "error: " + ro + ": not rewritten: it is read-only (-r--r--r--); make it writable to rewrite it\n" +
+		"error: " + linked + ": not rewritten: it has 2 hard links: a rewrite would break them, the other names keeping the old text; --record changed no file\n"
+	if r.code != ExitInput || r.stderr != want || r.stdout != "" {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 2 and\n%s", r.code, r.stdout, r.stderr, want)
+	}
+	for _, f := range []string{plain, ro, linked} {
+		if mustRead(t, f) != before {
+			t.Errorf("%s was rewritten", f)
+		}
+	}
+	// The same file twice is recorded once; a read-only file left as it is passes.
+	r = run(t, "", "test", "--record", plain, plain, unchanged)
+	if r.code != ExitOK || r.stderr != plain+": recorded 1 case(s)\n" || !strings.HasSuffix(mustRead(t, plain), "  object: *volume\n  expect: allowed\n") {
+		t.Errorf("exit %d, stderr:\n%s\n%s:\n%s", r.code, r.stderr, plain, mustRead(t, plain))
+	}
+}

@@ -251,3 +251,89 @@ func TestShlexSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestPreCommitHookFileNames runs each hook, with args and without, on
+// committed files whose names a flag parser or -f's comma-separated list
+// would misread: a file named --report=values.yaml is checked, not taken
+// for the flag (which overwrote values.yaml); names with a comma, quotes,
+// blanks, a leading dash and a line break reach kubectl-crd intact, each
+// named in its findings.
+func TestPreCommitHookFileNames(t *testing.T) {
+	hooks := readPreCommitHooks(t)
+	crd, err := os.ReadFile(filepath.Join(repoRoot(), "examples/maintenance/crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := os.ReadFile(filepath.Join(repoRoot(), "examples/maintenance/job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"--report=values.yaml", "a,b.yaml", `say "x".yaml`, "it's here.yaml", "-f.yaml", "two\nlines.yaml", `a,"b",c.yaml`, "-.yaml"}
+	for _, tc := range []struct {
+		hook  string
+		args  []string
+		crds  bool // the files are CRDs, else jobs beside crd.yaml
+		names []string
+		code  int
+	}{
+		{"prune", nil, false, []string{"--report=values.yaml"}, 1},
+		{"prune", nil, false, all, 1},
+		{"prune", []string{"--crd-file=crd.yaml", "--ignore-missing-crds"}, false, all, 1},
+		{"explain-structural", nil, true, all, 0},
+		{"explain-structural", []string{"--version=v1"}, true, all, 0},
+	} {
+		names := tc.names
+		for _, suffix := range []string{"", "-system"} {
+			id := "kubectl-crd-" + tc.hook + suffix
+			t.Run(fmt.Sprintf("%s %q %d files", id, tc.args, len(names)), func(t *testing.T) {
+				dir := t.TempDir()
+				files := []string{}
+				write := func(name string, data []byte) {
+					if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				write("values.yaml", []byte("keep: me\n"))
+				if !tc.crds && tc.args == nil {
+					write("crd.yaml", crd)
+					files = append(files, "crd.yaml")
+				} else if !tc.crds {
+					write("crd.yaml", crd)
+				}
+				for _, name := range names {
+					if !preCommitSelects(hooks[id], name) {
+						t.Fatalf("%s does not select %q", id, name)
+					}
+					if tc.crds {
+						write(name, crd)
+					} else {
+						write(name, job)
+					}
+					files = append(files, name)
+				}
+				words, err := shlexSplit(hooks[id].Entry)
+				if err != nil {
+					t.Fatal(err)
+				}
+				args := append(append(words[1:], tc.args...), files...)
+				r := NewTest(t).WithDir(dir).WithEnv("KUBECONFIG="+filepath.Join(t.TempDir(), "none")).Run(words[0], args...)
+				out := r.Stdout + r.Stderr
+				if r.Code != tc.code {
+					t.Errorf("exit %d, want %d:\n%s", r.Code, tc.code, out)
+				}
+				if b, _ := os.ReadFile(filepath.Join(dir, "values.yaml")); string(b) != "keep: me\n" {
+					t.Errorf("values.yaml was overwritten:\n%s", b)
+				}
+				for _, name := range names {
+					shown := strings.ReplaceAll(name, "\n", `\n`)
+					if tc.hook == "prune" && !strings.Contains(out, `pruned unknown field "spec.privileged" (`+shown+":17)") {
+						t.Errorf("%q is not checked:\n%s", name, out)
+					}
+					if tc.hook == "explain-structural" && !strings.Contains(out, shown) {
+						t.Errorf("%q is not checked:\n%s", name, out)
+					}
+				}
+			})
+		}
+	}
+}
