@@ -289,9 +289,7 @@ func TestCRDValidationLegacy(t *testing.T) {
 // which the server no longer creates, are not refused (they are old
 // releases of real projects, stored as such in the clusters of their day).
 func TestCRDValidationCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test: skipped with -short")
-	}
+	corpusSweep(t)
 	dir := corpus.Dir(t)
 	dyn := dynamicClient(t)
 	ctx := context.Background()

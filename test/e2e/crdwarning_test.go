@@ -209,9 +209,7 @@ func TestV1beta1CRDNotServed(t *testing.T) {
 // corpus the server accepts to it, a dry-run create: the warnings it
 // returns are those of the engine, word for word.
 func TestCRDWarningsCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test: skipped with -short")
-	}
+	corpusSweep(t)
 	dir := corpus.Dir(t)
 	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.kubeconfig)
 	if err != nil {

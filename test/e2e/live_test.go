@@ -25,6 +25,23 @@ func requireOwnCluster(t *testing.T) {
 	}
 }
 
+// MatrixEnv runs the corpus-wide sweeps against the real server (every
+// CRD and sample of the corpus, one by one): .ci/run's matrix target runs
+// them with it set, so that the README's test command stays under 15
+// minutes on two cores. Without it they are skipped, saying so.
+const MatrixEnv = "KUBECTL_CRD_E2E_MATRIX"
+
+// corpusSweep skips a corpus-wide sweep outside the matrix target.
+func corpusSweep(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
+	if os.Getenv(MatrixEnv) == "" {
+		t.Skipf("a corpus-wide sweep against the real server: run by .ci/run's matrix target (%s=1 go test -run %s ./test/e2e)", MatrixEnv, t.Name())
+	}
+}
+
 // applyExampleCRD creates the example CRD on the cluster and waits until it is served.
 func applyExampleCRD(t *testing.T) {
 	t.Helper()

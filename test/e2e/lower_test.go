@@ -369,9 +369,7 @@ func sortedKeys(m map[string]interface{}) []string {
 // itself with a clear error; never accepted by the tool and refused by the
 // server.
 func TestLowerMutabilityCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test: skipped with -short")
-	}
+	corpusSweep(t)
 	dir := corpus.Dir(t)
 	dyn := dynamicClient(t)
 	ctx := context.Background()

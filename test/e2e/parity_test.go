@@ -95,6 +95,7 @@ type parityCR struct {
 // cluster) must output the object the server returns, and report as unknown
 // exactly the fields the server warns about.
 func TestServerParity(t *testing.T) {
+	corpusSweep(t)
 	requireOwnCluster(t) // it deletes and creates CRDs by the hundred
 	dir := corpus.Dir(t)
 	start := time.Now()
