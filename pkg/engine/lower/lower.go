@@ -97,9 +97,36 @@ type Result struct {
 	Edits []document.Edit
 	// Rules are the rules added, in schema order.
 	Rules []Rule
-	// Warnings are what the rules cannot say as the emulation does.
-	Warnings []string
+	// Warnings are what the rules cannot say as the emulation does, in
+	// schema order.
+	Warnings []Warning
 }
+
+// The reasons of a Warning.
+const (
+	// ReasonNullable: a marked field is nullable, and the server's CEL
+	// sees null as absent.
+	ReasonNullable = "Nullable"
+	// ReasonUnordered: a rule compares with CEL's ==, which ignores the
+	// order of list-type set and map items.
+	ReasonUnordered = "Unordered"
+)
+
+// Warning is something a rule cannot say as the emulation does: the
+// CRD is lowered, the rule is a little weaker than the marker.
+type Warning struct {
+	// Reason is ReasonNullable or ReasonUnordered.
+	Reason string
+	// Marked is the path, in the CRD document, of the node with the marker.
+	Marked fieldpath.Path
+	// Field names the marked field in the custom resources.
+	Field string
+	// Message is what the rule cannot say, without the field.
+	Message string
+}
+
+// String is the warning in words: the field, then the message.
+func (w Warning) String() string { return w.Field + ": " + w.Message }
 
 // MarkerError is a CRD whose markers break the KEP's placement rules: they
 // cannot be lowered.
@@ -215,7 +242,7 @@ func anchorAt(path fieldpath.Path, field string) *anchor {
 
 type lowering struct {
 	version  string
-	warnings []string
+	warnings []Warning
 	anchors  []*anchor
 	// byPath finds the anchor of a schema node: the first one seen.
 	seen map[string]*anchor
@@ -261,7 +288,8 @@ func (l *lowering) node(a *anchor, raw map[string]interface{}, s *update.Schema,
 		correlated = correlated && st.kind == stepProperty
 	}
 	if raw["nullable"] == true && (s.Mutability != update.Mutable || s.KeyMutability != update.Mutable) {
-		l.warnings = append(l.warnings, field+": nullable: the server's CEL sees null as absent, so the rules let it go from null to absent and back")
+		l.warnings = append(l.warnings, Warning{Reason: ReasonNullable, Marked: path, Field: field,
+			Message: "nullable: the server's CEL sees null as absent, so the rules let it go from null to absent and back"})
 	}
 	if s.Mutability != update.Mutable {
 		// Everything below is Immutable: one strict comparison decides, and
@@ -347,14 +375,15 @@ func (l *lowering) rule(a *anchor, s *update.Schema, path fieldpath.Path, field 
 	}
 	expr, err := walk(steps, side{"oldSelf", "true"}, side{"self", "true"}, v, check)
 	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	name := field
 	if name == "" {
 		name = "<root>"
 	}
 	if v.unordered {
-		l.warnings = append(l.warnings, name+": compared with CEL's ==, which ignores the order of list-type set and map items below it (an ordered comparison of a schema this large is over the server's rule length): reordering them passes")
+		l.warnings = append(l.warnings, Warning{Reason: ReasonUnordered, Marked: path, Field: name,
+			Message: "compared with CEL's ==, which ignores the order of list-type set and map items below it (an ordered comparison of a schema this large is over the server's rule length): reordering them passes"})
 	}
 	marker := ext + ": " + string(m)
 	a.rules = append(a.rules, Rule{

@@ -375,7 +375,7 @@ properties:
     properties:
       ref: {type: string, nullable: true, x-kubernetes-mutability: Immutable}`
 	marked, res := lowerBounded(t, "nullable", s)
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "spec.ref: nullable") {
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].String(), "spec.ref: nullable") {
 		t.Errorf("warnings: %q", res.Warnings)
 	}
 	emulation, lowered := newChecker(t, marked, true), newChecker(t, res.Object, false)
@@ -465,7 +465,7 @@ func TestLargeUnorderedValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rules) != 1 || len(res.Rules[0].Rule) > 1000 || len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "spec.big: compared with CEL's ==") {
+	if len(res.Rules) != 1 || len(res.Rules[0].Rule) > 1000 || len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0].String(), "spec.big: compared with CEL's ==") {
 		t.Errorf("rules %d (%d characters), warnings %q", len(res.Rules), len(res.Rules[0].Rule), res.Warnings)
 	}
 }
