@@ -5,17 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
@@ -93,7 +91,8 @@ func (o *LowerMutabilityOptions) Validate() error {
 	return nil
 }
 
-// Run lowers every CRD of the inputs and prints all documents.
+// Run lowers every CRD of the inputs (lower.Document) and prints all
+// documents.
 func (o *LowerMutabilityOptions) Run() error {
 	in, err := o.inputs.Read(o.In)
 	if err != nil {
@@ -101,13 +100,17 @@ func (o *LowerMutabilityOptions) Run() error {
 	}
 	in.warn(o.ErrOut)
 	var errs []error
-	for _, d := range in.Objects {
-		if err := o.lower(d); err != nil {
-			var refused *lower.RefusedError
-			if errors.As(err, &refused) {
-				return &ExitError{Code: ExitInternal, Err: fmt.Errorf("%s: %w", d.Source, err)}
+	for _, doc := range in.Documents {
+		for _, l := range lower.Document(doc, strategy.Validators{}) {
+			for _, f := range slices.Concat(l.CRD, l.Findings) {
+				printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(l.Doc.Object), f.Message, l.Doc.Source)
 			}
-			errs = append(errs, err)
+			if errors.As(l.Err, new(*lower.RefusedError)) {
+				return &ExitError{Code: ExitInternal, Err: l.Err}
+			}
+			if l.Err != nil {
+				errs = append(errs, l.Err)
+			}
 		}
 	}
 	// Nothing on stdout: a pipeline must not apply CRDs that protect less than they say.
@@ -115,70 +118,6 @@ func (o *LowerMutabilityOptions) Run() error {
 		return err
 	}
 	return writeDocuments(o.Out, o.ErrOut, in.Documents, o.Output)
-}
-
-// lower edits one document when it is a CRD with markers.
-func (o *LowerMutabilityOptions) lower(d *document.Document) error {
-	crd, ok, err := schema.FromObject(d.Object, strategy.Validators{})
-	if err != nil {
-		return &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
-	}
-	if !ok {
-		return nil
-	}
-	for _, f := range finding.OfCRD(crd) {
-		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, d.Source)
-	}
-	res, err := lower.CRD(d.Object, strategy.Validators{})
-	var cost *lower.CostError
-	var unreachable *lower.UnreachableError
-	var markers *lower.MarkerError
-	switch {
-	case errors.As(err, &cost) || errors.As(err, &unreachable):
-		rule := unreachable
-		src := d.Source
-		path := fieldpathOf(cost, rule)
-		if l := d.Line(path); l > 0 {
-			src.Line = l
-		}
-		return &document.InputError{Source: src, Msg: err.Error()}
-	case errors.As(err, &markers):
-		src := d.Source
-		if len(markers.Errs) > 0 {
-			if l := prune.LineOfPath(d, markers.Errs[0].Field); l > 0 {
-				src.Line = l
-			}
-		}
-		return &document.InputError{Source: src, Msg: err.Error()}
-	case err != nil:
-		var invalid *schema.InvalidError
-		if errors.As(err, &invalid) {
-			return &document.InputError{Source: d.Source, Msg: err.Error()}
-		}
-		return err
-	}
-	for _, w := range res.Warnings {
-		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), w, d.Source)
-	}
-	if len(res.Edits) == 0 {
-		return nil
-	}
-	note, err := d.Apply(res.Edits, res.Object)
-	if err != nil {
-		return err
-	}
-	if note != "" {
-		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source)
-	}
-	return nil
-}
-
-// fieldpathOf is where the marker of a rule that cannot be lowered is.
-func fieldpathOf(cost *lower.CostError, unreachable *lower.UnreachableError) fieldpath.Path {
-	if cost != nil {
-		return cost.Rule.MarkerPath()
-	}
-	return unreachable.Rule.MarkerPath()
 }
 
 // writeDocuments writes docs as prune prints them, -o yaml or json,
