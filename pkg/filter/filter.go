@@ -404,7 +404,7 @@ func (c *CRDCheck) reportItem(cat *catalog.Catalog, item *yaml.RNode, ic itemChe
 	lowered := false
 	if c.LowerMutability {
 		var err error
-		if lowered, err = c.lowerMutability(ic.doc); err != nil {
+		if lowered, err = c.lowerMutability(item, ic.doc); err != nil {
 			return nil, err
 		}
 	}

@@ -1,49 +1,90 @@
 package filter
 
 import (
-	"fmt"
+	"errors"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // lowerMutability rewrites the CRDs of an item (a List's too) with their
-// mutability markers lowered to CEL rules, as kubectl crd lower-mutability
-// does; edited reports whether anything changed. Markers that cannot be
-// lowered (misplaced, or over the server's cost budget) fail the run: the
-// CRD would not protect what it says.
-func (c *CRDCheck) lowerMutability(doc *document.Document) (edited bool, err error) {
-	for _, d := range doc.Objects() {
-		if _, ok, _ := schema.DecodeObject(d.Object, nil); !ok {
-			continue
+// mutability markers lowered to CEL rules (lower.Document, as kubectl crd
+// lower-mutability does) and reports lowering's findings; edited reports
+// whether anything changed. The findings about the CRDs as written (the
+// server's warnings) are the loader's, reported with the CRD (addCRD).
+// Markers that cannot be lowered (misplaced, or over the server's cost
+// budget) fail the run, naming the field's line: the CRD would not protect
+// what it says.
+func (c *CRDCheck) lowerMutability(item *yaml.RNode, doc *document.Document) (edited bool, err error) {
+	for _, l := range lower.Document(doc, strategy.Validators{}) {
+		if l.Err != nil {
+			return false, atItemLine(item, doc, l)
 		}
-		res, err := lower.CRD(d.Object, strategy.Validators{})
-		if err != nil {
-			// The error names the field; an item's lines are those of the
-			// ResourceList kustomize wrote, so the item's start is named.
-			return false, fmt.Errorf("%s: %v", d.Source, err)
+		ref := prune.Ref(l.Doc.Object)
+		id := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind}, NameMeta: yaml.NameMeta{Name: ref.Name}}
+		for _, f := range l.Findings {
+			c.result(f, id, &framework.File{Path: l.Doc.Source.File})
 		}
-		for _, w := range res.Warnings {
-			c.Results = append(c.Results, &framework.Result{
-				Message:  "lowerMutability: " + w,
-				Severity: framework.Warning,
-				ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
-					NameMeta: yaml.NameMeta{Name: fmt.Sprint(d.Object["metadata"].(map[string]interface{})["name"])}},
-				File: &framework.File{Path: d.Source.File},
-			})
-		}
-		if len(res.Edits) == 0 {
-			continue
-		}
-		if _, err := d.Apply(res.Edits, res.Object); err != nil {
-			return false, fmt.Errorf("%s: %v", d.Source, err)
-		}
-		edited = true
+		edited = edited || l.Edited()
 	}
 	return edited, nil
+}
+
+// atItemLine is l's error at the line of its field as the function read the
+// item: the file's line standalone (the reader keeps each node's line), the
+// ResourceList's under kustomize or kpt. The document's own lines are those
+// of the item written again, annotations added, which are nobody's.
+func atItemLine(item *yaml.RNode, doc *document.Document, l lower.Lowered) error {
+	var ie *document.InputError
+	if len(l.Field) == 0 || !errors.As(l.Err, &ie) {
+		return l.Err
+	}
+	p := l.Field
+	if l.Doc != doc { // an item of a List
+		p = append(fieldpath.Path{fieldpath.Key("items"), fieldpath.Index(slices.Index(doc.Objects(), l.Doc))}, p...)
+	}
+	for ; len(p) > 0; p = p[:len(p)-1] {
+		if line := nodeLine(item.YNode(), p); line > 0 {
+			at := *ie
+			at.Source.Line = line
+			return &at
+		}
+	}
+	return l.Err
+}
+
+// nodeLine is the line of the key (or item) at p below n; 0 when there is
+// none.
+func nodeLine(n *yaml.Node, p fieldpath.Path) int {
+	line := 0
+	for _, s := range p {
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		switch {
+		case n == nil:
+			return 0
+		case s.IsIndex && n.Kind == yaml.SequenceNode && s.Index < len(n.Content):
+			n = n.Content[s.Index]
+			line = n.Line
+		case !s.IsIndex && n.Kind == yaml.MappingNode:
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == s.Key {
+					next, line = n.Content[i+1], n.Content[i].Line
+				}
+			}
+			n = next
+		default:
+			return 0
+		}
+	}
+	return line
 }
