@@ -4,7 +4,8 @@
 // packages may bring the API server's registry code, client-go and etcd; of
 // the test fixtures (internal/testsupport), which no shipped package
 // imports; and of docs/architecture.md's table of packages, which names
-// every one.
+// every one, and its layer diagram, which draws the imports
+// (diagram_test.go).
 package layering
 
 import (

@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,31 +194,6 @@ func archiveOf(c *client, base *url.URL, chart string, e indexEntry) (*url.URL, 
 
 func (helmRepoKind) cached(c *blobs, name, digest string) ([]File, bool) {
 	return helmArchiveKind{}.cached(c, name, digest)
-}
-
-// compareVersions orders versions as semantic versions (a leading v
-// ignored; what does not parse, as a string).
-func compareVersions(a, b string) int {
-	pa, oka := versionParts(a)
-	pb, okb := versionParts(b)
-	if !oka || !okb {
-		return strings.Compare(a, b)
-	}
-	return slices.Compare(pa, pb)
-}
-
-func versionParts(v string) ([]int, bool) {
-	v = strings.TrimPrefix(v, "v")
-	v, _, _ = strings.Cut(v, "+")
-	var parts []int
-	for _, s := range strings.Split(v, ".") {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, false
-		}
-		parts = append(parts, n)
-	}
-	return parts, true
 }
 
 // renderCharts replaces the charts among a source's files by the files of

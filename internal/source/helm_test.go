@@ -42,15 +42,3 @@ func TestChartForms(t *testing.T) {
 		t.Errorf("a repository without a chart's name is taken")
 	}
 }
-
-// The newest version is the highest as semantic versions, not as strings.
-func TestCompareVersions(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want int
-	}{{"1.10.0", "1.9.0", 1}, {"v1.16.0", "1.16.0", 0}, {"1.2.0", "1.2.1", -1}, {"1.0.0+build.2", "1.0.0", 0}} {
-		if got := compareVersions(c.a, c.b); got != c.want {
-			t.Errorf("compareVersions(%s, %s) = %d, want %d", c.a, c.b, got, c.want)
-		}
-	}
-}

@@ -3,6 +3,9 @@ package source
 import (
 	"bytes"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v2"
@@ -150,26 +153,83 @@ func isChartName(s []byte) bool {
 	return true
 }
 
-// chooseEntry is the entry of version in a chart's entries, or the
-// newest that is not a pre-release when version is "".
+// chooseEntry is the entry of version in a chart's entries, or, when
+// version is "", the newest that is not a pre-release, as Helm chooses
+// it (repo.IndexFile.Get: the highest that meets the constraint "*").
 func chooseEntry(entries []indexEntry, chart, version string) (indexEntry, error) {
 	if len(entries) == 0 {
 		return indexEntry{}, fmt.Errorf("no chart %s in the repository's index.yaml", chart)
 	}
 	best := -1
+	var newest chartVersion
 	for i, e := range entries {
-		switch {
-		case version != "":
+		if version != "" {
 			if e.Version == version || strings.TrimPrefix(e.Version, "v") == strings.TrimPrefix(version, "v") {
 				best = i
 			}
-		case strings.Contains(e.Version, "-"):
-		case best < 0 || compareVersions(e.Version, entries[best].Version) > 0:
-			best = i
+			continue
+		}
+		// As Helm: what it cannot read as a version it never picks; of
+		// equal versions (build metadata orders nothing), the first.
+		v, ok := parseChartVersion(e.Version)
+		if ok && v.pre == "" && (best < 0 || v.compare(newest) > 0) {
+			best, newest = i, v
 		}
 	}
 	if best < 0 || len(entries[best].URLs) == 0 {
 		return indexEntry{}, fmt.Errorf("no version %q of chart %s in the repository's index.yaml", version, chart)
 	}
 	return entries[best], nil
+}
+
+// chartVersion is a chart's version as Helm reads one in an index.yaml,
+// with Masterminds/semver's NewVersion: an optional "v", one to three
+// numbers (leading zeros allowed, as NewVersion coerces them; a minor or
+// patch left out is 0), a pre-release after "-" (no numeric identifier
+// with a leading zero), build metadata after "+", which orders nothing.
+// What does not read so (1.2.3.4, latest) Helm never picks.
+//
+// Not k8s.io/apimachinery/pkg/util/version, although it is linked: its
+// ParseSemantic refuses versions Helm reads (1.2, 1, 01.2.3), and its
+// ParseGeneric reads 1.2.3.4, which Helm refuses, and orders 1.0.0-rc.1
+// equal to 1.0.0 (TestChartVersionsNotApimachinery).
+type chartVersion struct {
+	release [3]uint64 // major, minor, patch
+	pre     string
+}
+
+var chartVersionRE = regexp.MustCompile(`^v?([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))?` +
+	`(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$`)
+
+// maxChartVersionLen is NewVersion's bound on a version's length.
+const maxChartVersionLen = 256
+
+// parseChartVersion reads s as Helm does; false when Helm refuses it.
+func parseChartVersion(s string) (chartVersion, bool) {
+	m := chartVersionRE.FindStringSubmatch(s)
+	if m == nil || len(s) > maxChartVersionLen {
+		return chartVersion{}, false
+	}
+	v := chartVersion{pre: m[4]}
+	for i, n := range m[1:4] {
+		if n == "" {
+			continue
+		}
+		var err error
+		if v.release[i], err = strconv.ParseUint(n, 10, 64); err != nil {
+			return chartVersion{}, false // beyond 64 bits
+		}
+	}
+	for _, id := range strings.Split(v.pre, ".") {
+		if len(id) > 1 && id[0] == '0' && strings.Trim(id, "0123456789") == "" {
+			return chartVersion{}, false
+		}
+	}
+	return v, true
+}
+
+// compare orders versions by their release numbers: chooseEntry compares
+// no pre-release, so their order (semver's) is not needed here.
+func (v chartVersion) compare(o chartVersion) int {
+	return slices.Compare(v.release[:], o.release[:])
 }

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -213,11 +214,12 @@ func TestStandalonePrunedFieldCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The engine alone: read the object, prune it, encode the result.
+	// The engine alone: read the object, check it (catalog.Check prunes
+	// it, as the plugin runs it), encode the result.
 	engine := allocated(func() {
 		cat := catalog.New(catalog.Options{Server: strategy.Validators{}, Namespaces: catalog.Namespaces{Offline: true}})
 		for _, d := range crds {
-			if _, _, err := cat.AddCRD(d); err != nil {
+			if _, _, err := cat.AddPrepared(cat.PrepareCRD(d)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -225,9 +227,9 @@ func TestStandalonePrunedFieldCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, _, err := cat.Prune(docs[0], catalog.PruneOptions{Validate: true})
-		if err != nil || len(res.Changes) != fields {
-			t.Fatalf("%v, %d changes", err, len(res.Changes))
+		v, err := cat.Check(context.Background(), docs[0], catalog.CheckOptions{})
+		if err != nil || len(v.Result.Changes) != fields {
+			t.Fatalf("%v, %d changes", err, len(v.Result.Changes))
 		}
 		if _, err := docs[0].Encode(); err != nil {
 			t.Fatal(err)

@@ -27,7 +27,7 @@ func BenchmarkAddCRD(b *testing.B) {
 					b.Fatal(err)
 				}
 				cat := catalog.New(catalog.Options{Server: strategy.Validators{}})
-				crd, _, err := cat.AddCRD(docs[0])
+				crd, _, err := cat.AddPrepared(cat.PrepareCRD(docs[0]))
 				if err != nil || crd == nil {
 					b.Fatalf("%v %v", crd, err)
 				}

@@ -86,7 +86,7 @@ type Catalog struct {
 	markers map[runtimeschema.GroupKind]map[string]*update.Schema
 	// olds are the old objects, by group, kind and name (oldKey): which
 	// namespace one stands in depends on its kind's scope, known once its
-	// CRD is (Old).
+	// CRD is (oldOf).
 	olds map[oldKey][]*document.Document
 	// oldCount is how many olds hold, in the order they were added.
 	oldCount int
@@ -124,13 +124,13 @@ func New(opts Options) *Catalog {
 // Namespaces is the namespace rule.
 func (c *Catalog) Namespaces() Namespaces { return c.opts.Namespaces }
 
-// AddCRD adds d when it is a CustomResourceDefinition (ok false for other
+// addCRD adds d when it is a CustomResourceDefinition (ok false for other
 // documents): a later CRD of a group and kind replaces an earlier one, as
 // the inputs, about to be applied, replace the files. The findings are
 // about the CRD itself: defined twice differently (the Redefined warning),
 // not structural, misplaced mutability markers (with the CRD's source
 // line). A CRD the server refuses is an *document.InputError.
-func (c *Catalog) AddCRD(d *document.Document) (crd *schema.CRD, findings []finding.Finding, err error) {
+func (c *Catalog) addCRD(d *document.Document) (crd *schema.CRD, findings []finding.Finding, err error) {
 	return c.AddPrepared(c.PrepareCRD(d))
 }
 
@@ -148,7 +148,7 @@ type PreparedCRD struct {
 	replaces bool
 }
 
-// PrepareCRD does the costly part of AddCRD, which does not touch the
+// PrepareCRD does the costly part of adding a CRD (AddPrepared), which does not touch the
 // catalog: decoding d as a CRD, the server's validation of it, its
 // structural violations and mutability markers. It may run concurrently
 // with other calls of PrepareCRD (the server validates CRDs concurrently
@@ -186,10 +186,7 @@ func (p *PreparedCRD) refusal() string {
 	return ""
 }
 
-// Document is the document prepared.
-func (p *PreparedCRD) Document() *document.Document { return p.doc }
-
-// AddPrepared is AddCRD of a document PrepareCRD read (or
+// AddPrepared is addCRD of a document PrepareCRD read (or
 // PrepareReplacement: then Upgrades decides whether the server refuses it).
 func (c *Catalog) AddPrepared(p *PreparedCRD) (crd *schema.CRD, findings []finding.Finding, err error) {
 	if p.err != nil || p.crd == nil {
@@ -219,11 +216,6 @@ func (c *Catalog) AddPrepared(p *PreparedCRD) (crd *schema.CRD, findings []findi
 		findings[i].Line = d.Source.Line
 	}
 	return crd, findings, nil
-}
-
-// Lookup returns the CRD of an object's apiVersion and kind.
-func (c *Catalog) Lookup(apiVersion, kind string) (*schema.CRD, bool) {
-	return c.reg.Lookup(apiVersion, kind)
 }
 
 // Kinds is the set of kinds of the objects of a run, as a first pass over
@@ -348,22 +340,22 @@ func (c *Catalog) Refusal(d *document.Document) error {
 	return &document.InputError{Source: d.Source, Msg: ref.String() + ": " + why}
 }
 
-// PruneOptions tune Prune.
-type PruneOptions struct {
+// pruneOptions tune prune.
+type pruneOptions struct {
 	// Defaults also applies the schema's defaults, as the server stores them.
 	Defaults bool
 	// Validate runs the server's validation of a create.
 	Validate bool
 }
 
-// Prune is a create of d: what the server stores of it, its changes applied
+// prune is a create of d: what the server stores of it, its changes applied
 // to d's YAML (comments kept), and with opts.Validate what the server's
 // validation refuses. The result names the object in the namespace the
 // rule gives it; the findings are every one about the object, in the order
 // to show them: the changes, then why the server refuses it. A check of
 // created objects adds its findings here, and both front ends show them.
 // An error is an *document.InputError.
-func (c *Catalog) Prune(d *document.Document, opts PruneOptions) (*prune.Result, []finding.Finding, error) {
+func (c *Catalog) prune(d *document.Document, opts pruneOptions) (*prune.Result, []finding.Finding, error) {
 	po := prune.Options{Defaults: opts.Defaults, Namespace: c.opts.Namespaces.Default}
 	if opts.Validate {
 		po.Validate = c.checks()
@@ -376,7 +368,7 @@ func (c *Catalog) Prune(d *document.Document, opts PruneOptions) (*prune.Result,
 		return res, nil, nil
 	}
 	crd, _ := c.reg.Lookup(res.Object.APIVersion, res.Object.Kind)
-	res.Object.Namespace = c.opts.Namespaces.Shown(crd, res.Object.Namespace)
+	res.Object.Namespace = c.opts.Namespaces.shown(crd, res.Object.Namespace)
 	var findings []finding.Finding
 	for _, ch := range res.Changes {
 		findings = append(findings, finding.FromChange(ch, res.Object.Kind, res.StorageVersion))
@@ -398,9 +390,9 @@ func (c *Catalog) AddOld(d *document.Document) error {
 		return err
 	}
 	k := oldKeyOf(d.Object)
-	ns := c.opts.Namespaces.Request(nil, prune.Ref(d.Object).Namespace)
+	ns := c.opts.Namespaces.request(nil, prune.Ref(d.Object).Namespace)
 	for _, od := range c.olds[k] {
-		if c.opts.Namespaces.Request(nil, prune.Ref(od.Object).Namespace) != ns {
+		if c.opts.Namespaces.request(nil, prune.Ref(od.Object).Namespace) != ns {
 			continue
 		}
 		return sameOld(od, d, ns)
@@ -411,7 +403,7 @@ func (c *Catalog) AddOld(d *document.Document) error {
 }
 
 // oldKey is an object's identity across versions of its kind, but for
-// its namespace (which the kind's scope decides on: Old).
+// its namespace (which the kind's scope decides on: oldOf).
 type oldKey struct {
 	Group, Kind, Name string
 }
@@ -434,7 +426,7 @@ func sameOld(a, b *document.Document, ns string) error {
 		prune.Ref(b.Object), a.Source)}
 }
 
-// Old is the old version of d: an added one of the same identity as the
+// oldOf is the old version of d: an added one of the same identity as the
 // API server knows objects (group, kind, name, and for a namespaced kind
 // the namespace of the request: the object's, else -n or the context's,
 // else "default"; an old object without a namespace goes by the same
@@ -442,17 +434,17 @@ func sameOld(a, b *document.Document, ns string) error {
 // (Options.OldFromCluster) the cluster's; nil when there is none (a
 // create) or d's kind has no CRD. Two added old versions that differ and
 // both stand for d are an *document.InputError naming both.
-func (c *Catalog) Old(ctx context.Context, d *document.Document) (*document.Document, error) {
+func (c *Catalog) oldOf(ctx context.Context, d *document.Document) (*document.Document, error) {
 	ref := prune.Ref(d.Object)
 	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
 	if !ok {
 		return nil, nil
 	}
-	ns := c.opts.Namespaces.Request(crd, ref.Namespace)
+	ns := c.opts.Namespaces.request(crd, ref.Namespace)
 	var found *document.Document
 	for _, od := range c.olds[oldKeyOf(d.Object)] {
 		// A cluster-scoped object has no namespace: the server drops one.
-		if !crd.ClusterScoped() && c.opts.Namespaces.Request(crd, prune.Ref(od.Object).Namespace) != ns {
+		if !crd.ClusterScoped() && c.opts.Namespaces.request(crd, prune.Ref(od.Object).Namespace) != ns {
 			continue
 		}
 		if found != nil {
@@ -510,7 +502,7 @@ func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coe
 		if ref.Namespace == "" {
 			stored = nil // of the object without the namespace InNamespace gives it
 		}
-		ns := c.opts.Namespaces.Request(crd, c.opts.Namespaces.Shown(crd, ref.Namespace))
+		ns := c.opts.Namespaces.request(crd, c.opts.Namespaces.shown(crd, ref.Namespace))
 		obj, old = update.InNamespace(obj, ns), update.InNamespace(old, ns)
 	}
 	out, err := update.CheckStored(old, obj, stored, crd, c.markers[crd.GroupKind()][gv.Version], validator)
@@ -563,7 +555,7 @@ type UpdateResult struct {
 	Warnings []prune.Change
 }
 
-// Update checks d as an update of its old version (Old), or as a create
+// Update checks d as an update of its old version (oldOf), or as a create
 // when it has none. d must say what it is (prune.Identify). An error is an
 // *document.InputError, or the cluster's.
 func (c *Catalog) Update(ctx context.Context, d *document.Document) (*UpdateResult, error) {
@@ -580,7 +572,7 @@ func (c *Catalog) Update(ctx context.Context, d *document.Document) (*UpdateResu
 		res.Status = UpdateMissingCRD
 		return res, nil
 	}
-	res.Object.Namespace = c.opts.Namespaces.Shown(crd, ref.Namespace)
+	res.Object.Namespace = c.opts.Namespaces.shown(crd, ref.Namespace)
 	s, err := crd.ServedSchema(gv.Version)
 	if err != nil {
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
@@ -591,7 +583,7 @@ func (c *Catalog) Update(ctx context.Context, d *document.Document) (*UpdateResu
 	if err != nil {
 		return nil, &document.InputError{Source: d.Source, Msg: "the server would refuse this object: " + err.Error(), Err: err}
 	}
-	old, err := c.Old(ctx, d)
+	old, err := c.oldOf(ctx, d)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func newWithCRD(t *testing.T, opts Options) *Catalog {
 	t.Helper()
 	c := newServed(opts)
 	for _, d := range readFile(t, databaseCRD) {
-		if _, _, err := c.AddCRD(d); err != nil {
+		if _, _, err := c.addCRD(d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,23 +68,23 @@ func TestAddCRDRedefined(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := read(t, "again.yaml", strings.Replace(string(b), "shortNames: [db]", "shortNames: [dbs]", 1))[0]
-	crd, findings, err := c.AddCRD(again)
+	crd, findings, err := c.addCRD(again)
 	if err != nil || crd == nil {
-		t.Fatalf("AddCRD: %v, %v", crd, err)
+		t.Fatalf("addCRD: %v, %v", crd, err)
 	}
 	if len(findings) != 1 || findings[0].Reason != finding.ReasonRedefined ||
 		findings[0].Message != "defined twice, differently ("+databaseCRD+":5 and again.yaml:5): the later one, of again.yaml:5, is used" {
 		t.Errorf("findings: %+v", findings)
 	}
-	if got, _ := c.Lookup("storage.example.com/v1", "Database"); got != crd {
+	if got, _ := c.reg.Lookup("storage.example.com/v1", "Database"); got != crd {
 		t.Error("the later CRD is not the one used")
 	}
 	// Not a CRD: nothing added, no error.
-	if crd, findings, err := c.AddCRD(read(t, "db.yaml", database)[0]); crd != nil || findings != nil || err != nil {
+	if crd, findings, err := c.addCRD(read(t, "db.yaml", database)[0]); crd != nil || findings != nil || err != nil {
 		t.Errorf("a custom resource: %v, %v, %v", crd, findings, err)
 	}
 	// A CRD the server refuses is an input error naming the document.
-	_, _, err = c.AddCRD(read(t, "bad.yaml", "apiVersion: apiextensions.k8s.io/v2\nkind: CustomResourceDefinition\n")[0])
+	_, _, err = c.addCRD(read(t, "bad.yaml", "apiVersion: apiextensions.k8s.io/v2\nkind: CustomResourceDefinition\n")[0])
 	var ie *document.InputError
 	if !errors.As(err, &ie) || ie.Source.File != "bad.yaml" {
 		t.Errorf("a refused CRD: %v", err)
@@ -93,7 +93,7 @@ func TestAddCRDRedefined(t *testing.T) {
 
 func TestNamespaces(t *testing.T) {
 	c := newWithCRD(t, Options{})
-	namespaced, _ := c.Lookup("storage.example.com/v1", "Database")
+	namespaced, _ := c.reg.Lookup("storage.example.com/v1", "Database")
 	for _, tc := range []struct {
 		rule           Namespaces
 		ns             string
@@ -106,11 +106,11 @@ func TestNamespaces(t *testing.T) {
 		{Namespaces{Default: "n", Explicit: true, Offline: true}, "", "n", "n"},
 		{Namespaces{Default: "n", Explicit: true}, "a", "a", "a"},
 	} {
-		if got := tc.rule.Shown(namespaced, tc.ns); got != tc.shown {
-			t.Errorf("%+v.Shown(%q) = %q, want %q", tc.rule, tc.ns, got, tc.shown)
+		if got := tc.rule.shown(namespaced, tc.ns); got != tc.shown {
+			t.Errorf("%+v.shown(%q) = %q, want %q", tc.rule, tc.ns, got, tc.shown)
 		}
-		if got := tc.rule.Request(namespaced, tc.ns); got != tc.request {
-			t.Errorf("%+v.Request(%q) = %q, want %q", tc.rule, tc.ns, got, tc.request)
+		if got := tc.rule.request(namespaced, tc.ns); got != tc.request {
+			t.Errorf("%+v.request(%q) = %q, want %q", tc.rule, tc.ns, got, tc.request)
 		}
 	}
 	d := read(t, "db.yaml", strings.Replace(database, "name: orders", "name: orders\n  namespace: a", 1))[0]
@@ -194,7 +194,7 @@ func TestResolveLive(t *testing.T) {
 	if err := c.Resolve(context.Background(), kindsOf(db, other, deploy)); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := c.Lookup("storage.example.com/v1", "Database"); !ok || got != live {
+	if got, ok := c.reg.Lookup("storage.example.com/v1", "Database"); !ok || got != live {
 		t.Error("the cluster's CRD was not added")
 	}
 	want := `o.yaml:1: Thing t: no CustomResourceDefinition defines kind "Thing" in other.example.com/v1, on the fake or in the inputs; the API server would refuse it (no matches for kind)`
@@ -208,11 +208,11 @@ func TestResolveLive(t *testing.T) {
 	// Added CRDs win over the cluster's, and then the cluster's are not even listed.
 	f = &fakeCluster{crds: []*schema.CRD{live}}
 	c = newWithCRD(t, Options{Cluster: f})
-	fromFile, _ := c.Lookup("storage.example.com/v1", "Database")
+	fromFile, _ := c.reg.Lookup("storage.example.com/v1", "Database")
 	if err := c.Resolve(context.Background(), kindsOf(db)); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := c.Lookup("storage.example.com/v1", "Database"); got != fromFile || f.lists != 0 {
+	if got, _ := c.reg.Lookup("storage.example.com/v1", "Database"); got != fromFile || f.lists != 0 {
 		t.Errorf("the file's CRD was replaced, or the cluster listed (%d)", f.lists)
 	}
 
@@ -230,7 +230,7 @@ func TestResolveLive(t *testing.T) {
 func TestPruneNamesAndFinds(t *testing.T) {
 	c := newWithCRD(t, Options{Namespaces: Namespaces{Default: "ctx"}})
 	d := read(t, "db.yaml", database)[0]
-	res, findings, err := c.Prune(d, PruneOptions{Validate: true})
+	res, findings, err := c.prune(d, pruneOptions{Validate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func newServed(opts Options) *Catalog {
 // again, so a stored object of another object changes nothing.
 func TestCheckStoredOfAnotherObject(t *testing.T) {
 	c := newWithCRD(t, Options{})
-	crd, _ := c.Lookup("storage.example.com/v1", "Database")
+	crd, _ := c.reg.Lookup("storage.example.com/v1", "Database")
 	old := read(t, "old.yaml", database)[0].Object
 	d := read(t, "new.yaml", strings.Replace(database, "colour: blue", "colour: red\n  extra: x", 1))[0]
 	other, err := prune.Store(read(t, "other.yaml", database)[0].Object, crd, "v1", true)

@@ -37,7 +37,7 @@ func readAll(b *testing.B, data []byte, name string) []*document.Document {
 func loadedCatalog(b *testing.B, crds []*document.Document) *Catalog {
 	c := newServed(Options{})
 	for _, d := range crds {
-		if _, _, err := c.AddCRD(d); err != nil {
+		if _, _, err := c.addCRD(d); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,7 +55,7 @@ func BenchmarkCPUAddCRDs(b *testing.B) {
 	}
 }
 
-// BenchmarkCPUPrune is Catalog.Prune (with the server's create validation)
+// BenchmarkCPUPrune is Catalog.prune (with the server's create validation)
 // of the 10,000 objects, parsed outside the timer; the validators are
 // built in the first pass over the objects, not timed.
 func BenchmarkCPUPrune(b *testing.B) {
@@ -67,7 +67,7 @@ func BenchmarkCPUPrune(b *testing.B) {
 		return readAll(b, in.Objects, "objects.yaml")
 	}
 	for _, d := range objects() {
-		if _, _, err := c.Prune(d, PruneOptions{Validate: true}); err != nil {
+		if _, _, err := c.prune(d, pruneOptions{Validate: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -75,7 +75,7 @@ func BenchmarkCPUPrune(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, d := range objects() {
-			if _, _, err := c.Prune(d, PruneOptions{Validate: true}); err != nil {
+			if _, _, err := c.prune(d, pruneOptions{Validate: true}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -48,7 +48,7 @@ func TestAddCRDWarnings(t *testing.T) {
 	for _, w := range server {
 		want = append(want, finding.Finding{Check: finding.CRDWarning, Severity: finding.Warning, Message: w, Line: 3})
 	}
-	_, got, err := c.AddCRD(docs[0])
+	_, got, err := c.addCRD(docs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +65,9 @@ spec:
   scope: Namespaced
   version: v1
 `)[0]
-	crd, got, err := c.AddCRD(legacy)
+	crd, got, err := c.addCRD(legacy)
 	if err != nil || crd == nil {
-		t.Fatalf("AddCRD: %v, %v", crd, err)
+		t.Fatalf("addCRD: %v, %v", crd, err)
 	}
 	note := finding.LegacyCRD("gadgets.example.com")
 	note.Line = 1

@@ -192,7 +192,7 @@ func (l *Loader) add(p *PreparedCRD) bool {
 		return false
 	}
 	if crd != nil {
-		d := p.Document()
+		d := p.doc
 		l.CRDs = append(l.CRDs, AddedCRD{Ref: prune.Ref(d.Object), Source: d.Source, CRD: crd, Findings: findings})
 	}
 	return true

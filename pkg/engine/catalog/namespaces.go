@@ -21,10 +21,10 @@ type Namespaces struct {
 	Offline bool
 }
 
-// Shown is the namespace a report names for an object of crd whose
+// shown is the namespace a report names for an object of crd whose
 // metadata.namespace is ns: none for a cluster-scoped kind (the server
 // drops it).
-func (n Namespaces) Shown(crd *schema.CRD, ns string) string {
+func (n Namespaces) shown(crd *schema.CRD, ns string) string {
 	switch {
 	case crd != nil && crd.ClusterScoped():
 		return ""
@@ -36,10 +36,10 @@ func (n Namespaces) Shown(crd *schema.CRD, ns string) string {
 	return n.Default
 }
 
-// Request is the namespace of the request for an object of crd whose
+// request is the namespace of the request for an object of crd whose
 // namespace is ns: kubectl sends one without a namespace to Default, else
 // to "default".
-func (n Namespaces) Request(crd *schema.CRD, ns string) string {
+func (n Namespaces) request(crd *schema.CRD, ns string) string {
 	switch {
 	case crd != nil && crd.ClusterScoped():
 		return ""

@@ -15,7 +15,7 @@ import (
 // after as before.
 func TestChecksReleaseSchemas(t *testing.T) {
 	c := newWithCRD(t, Options{})
-	crd, _ := c.Lookup("storage.example.com/v1", "Database")
+	crd, _ := c.reg.Lookup("storage.example.com/v1", "Database")
 	if v, _ := crd.Version("v1"); v.Schema == nil {
 		t.Fatal("no schema before the checks")
 	}
@@ -53,7 +53,7 @@ func TestImpactsReleaseSchemasAfterTheComparison(t *testing.T) {
 		t.Fatalf("AddPreviousCRD: %v %v", ok, err)
 	}
 	for _, d := range readFile(t, upgradeNew) {
-		if _, _, err := c.AddCRD(d); err != nil {
+		if _, _, err := c.addCRD(d); err != nil {
 			t.Fatal(err)
 		}
 	}

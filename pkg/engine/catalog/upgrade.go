@@ -288,14 +288,14 @@ func (c *Catalog) ComputeImpact(d *document.Document) (*Impact, error) {
 		err := fmt.Errorf("CustomResourceDefinition %s had no version %q", u.Old.CRD.Name(), gv.Version)
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}
-	imp, err := crdupgrade.Impact(d, u.Old.CRD, u.New.CRD, c.checks(), c.opts.Namespaces.Request(nil, ""))
+	imp, err := crdupgrade.Impact(d, u.Old.CRD, u.New.CRD, c.checks(), c.opts.Namespaces.request(nil, ""))
 	if err != nil {
 		return nil, err
 	}
 	// An existing object: in the namespace the old CRD's scope gave it
 	// (a new scope moves none), one without in the request's, where
 	// kubectl sent it.
-	imp.Object.Namespace = c.opts.Namespaces.Request(u.Old.CRD, imp.Object.Namespace)
+	imp.Object.Namespace = c.opts.Namespaces.request(u.Old.CRD, imp.Object.Namespace)
 	return &Impact{ObjectImpact: imp, upgrade: u}, nil
 }
 

@@ -43,7 +43,7 @@ func TestUpgrades(t *testing.T) {
 				}
 			}
 			for _, d := range readFile(t, upgradeNew) {
-				if _, _, err := c.AddCRD(d); err != nil {
+				if _, _, err := c.addCRD(d); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -135,7 +135,7 @@ func TestUpgradeFailsAsItsReport(t *testing.T) {
 	if ok, err := c.AddPreviousCRD(readFile(t, dir+"old.yaml")[0]); !ok || err != nil {
 		t.Fatalf("AddPreviousCRD: %v %v", ok, err)
 	}
-	if _, _, err := c.AddCRD(readFile(t, dir+"scope.yaml")[0]); err != nil {
+	if _, _, err := c.addCRD(readFile(t, dir+"scope.yaml")[0]); err != nil {
 		t.Fatal(err)
 	}
 	ups, err := c.Upgrades(context.Background(), nil)

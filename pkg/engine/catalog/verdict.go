@@ -50,7 +50,7 @@ func (c *Catalog) Check(ctx context.Context, d *document.Document, opts CheckOpt
 	v := &Verdict{}
 	if opts.Updates {
 		var err error
-		if v.Old, err = c.Old(ctx, d); err != nil {
+		if v.Old, err = c.oldOf(ctx, d); err != nil {
 			return nil, err
 		}
 	}
@@ -58,7 +58,7 @@ func (c *Catalog) Check(ctx context.Context, d *document.Document, opts CheckOpt
 	// cluster has it. An object the new CRD cannot take at all is the
 	// create check's error to tell.
 	imp, upgraded, upgradeErr := c.upgradeOf(d)
-	res, findings, err := c.Prune(d, PruneOptions{Defaults: opts.Defaults, Validate: v.Old == nil})
+	res, findings, err := c.prune(d, pruneOptions{Defaults: opts.Defaults, Validate: v.Old == nil})
 	if err != nil {
 		return nil, err
 	}

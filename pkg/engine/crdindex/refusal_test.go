@@ -71,7 +71,7 @@ func TestRefusalIsTheCatalogs(t *testing.T) {
 				t.Fatal(err)
 			}
 			cat := catalog.New(catalog.Options{Server: strategy.Validators{}})
-			_, _, err = cat.AddCRD(d)
+			_, _, err = cat.AddPrepared(cat.PrepareCRD(d))
 			want := ""
 			var ie *document.InputError
 			if errors.As(err, &ie) {

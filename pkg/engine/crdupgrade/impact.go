@@ -95,7 +95,7 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, def
 	}
 	read, err := prune.Coerce(stored.Object, s, new.GroupKind(), new.PreserveUnknownFields(), true)
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("the server would fail to read this object under the new CustomResourceDefinition: %v", err))
+		return nil, inputErr(fmt.Errorf("the server would fail to read this object under the new CustomResourceDefinition: %w", err))
 	}
 	if ch := prune.Changes(stored.Object, read, s); len(ch) > 0 {
 		imp.Changes = ch

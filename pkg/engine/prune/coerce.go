@@ -74,7 +74,7 @@ func Coerce(obj map[string]interface{}, s *structuralschema.Structural, gk runti
 		ReturnUnknownFieldPaths: true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("metadata: %v", err)
+		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	out.UnknownMetadataFields = append(out.UnknownMetadataFields, metaUnknown...)
 

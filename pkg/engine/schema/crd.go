@@ -335,10 +335,10 @@ func (c *CRD) ServedSchema(version string) (*structuralschema.Structural, error)
 		return nil, fmt.Errorf("version %q of CustomResourceDefinition %s is not served", version, c.Name())
 	}
 	if err := c.convertErr[version]; err != nil && !c.PreserveUnknownFields() {
-		return nil, fmt.Errorf("the schema of version %q of CustomResourceDefinition %s cannot be used by the server: %v", version, c.Name(), err)
+		return nil, fmt.Errorf("the schema of version %q of CustomResourceDefinition %s cannot be used by the server: %w", version, c.Name(), err)
 	}
 	if err := c.servedErr[version]; err != nil {
-		return nil, fmt.Errorf("the schema of version %q of CustomResourceDefinition %s cannot be used by the server: %v", version, c.Name(), err)
+		return nil, fmt.Errorf("the schema of version %q of CustomResourceDefinition %s cannot be used by the server: %w", version, c.Name(), err)
 	}
 	return c.served[version], nil
 }
@@ -431,7 +431,7 @@ func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool
 	}
 	decoded, internal, err := decodeCRD(js)
 	if err != nil {
-		return nil, true, fmt.Errorf("invalid CustomResourceDefinition: %v", err)
+		return nil, true, fmt.Errorf("invalid CustomResourceDefinition: %w", err)
 	}
 	c := newDecodedCRD(decoded, internal)
 	c.legacy = legacy
@@ -486,14 +486,14 @@ func Refusal(obj map[string]interface{}, v CRDValidator) error {
 		// Validated as the v1 CRD it is served as (DecodeObject).
 		decoded, _, err := decodeCRD(js)
 		if err != nil {
-			return fmt.Errorf("invalid CustomResourceDefinition: %v", err)
+			return fmt.Errorf("invalid CustomResourceDefinition: %w", err)
 		}
 		name = decoded.Name
 		c = &CRD{validate: func() (field.ErrorList, []string) { return v.ValidateCRDLegacy(decoded) }}
 	} else {
 		internal, err := decodeInternal(js)
 		if err != nil {
-			return fmt.Errorf("invalid CustomResourceDefinition: %v", err)
+			return fmt.Errorf("invalid CustomResourceDefinition: %w", err)
 		}
 		name = internal.Name
 		c = &CRD{validate: func() (field.ErrorList, []string) { return v.ValidateDecodedCRDCreate(internal) }}

@@ -27,7 +27,7 @@ func (c *CRD) Violations() field.ErrorList {
 			// The controller stops at the first version it cannot convert:
 			// its condition then carries only this message (reason
 			// StructuralError).
-			return field.ErrorList{field.InternalError(pth, fmt.Errorf("failed to check validation schema for version %s: %v", v.Name, err))}
+			return field.ErrorList{field.InternalError(pth, fmt.Errorf("failed to check validation schema for version %s: %w", v.Name, err))}
 		}
 		errs = append(errs, structuralschema.ValidateStructural(pth, c.raw[v.Name])...)
 	}

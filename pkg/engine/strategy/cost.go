@@ -90,12 +90,15 @@ func (w *costWalk) walk(s *apiextensionsinternal.JSONSchemaProps, ctx *validatio
 // for a create (new expressions, the per-call limit).
 func (w *costWalk) compile(ctx *validation.CELSchemaContext, p fieldpath.Path) error {
 	info, err := ctx.TypeInfo()
-	if err != nil || info == nil {
-		return fmt.Errorf("%s: no CEL type for the rules: %v", p, err)
+	if err != nil {
+		return fmt.Errorf("%s: no CEL type for the rules: %w", p, err)
+	}
+	if info == nil { // outside a rule's scope: no type and no error (the text %v gave it)
+		return fmt.Errorf("%s: no CEL type for the rules: <nil>", p)
 	}
 	results, err := cel.Compile(info.Schema, info.DeclType, celconfig.PerCallLimit, w.env, cel.NewExpressionsEnvLoader())
 	if err != nil {
-		return fmt.Errorf("%s: %v", p, err)
+		return fmt.Errorf("%s: %w", p, err)
 	}
 	for i, r := range results {
 		cardinality := r.MaxCardinality

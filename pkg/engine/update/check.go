@@ -87,12 +87,12 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 	}
 	if newStored == nil {
 		if newStored, err = prune.Store(new, crd, newVersion, true); err != nil {
-			return nil, fmt.Errorf("the server would refuse the new object: %v", err)
+			return nil, fmt.Errorf("the server would refuse the new object: %w", err)
 		}
 	}
 	oldStored, err := prune.Store(old, crd, oldVersion, true)
 	if err != nil {
-		return nil, fmt.Errorf("the old object: %v", err)
+		return nil, fmt.Errorf("the old object: %w", err)
 	}
 	oldObj := oldStored.Object
 	if oldVersion != newVersion {
@@ -103,7 +103,7 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 		oldObj["apiVersion"] = crd.GroupKind().Group + "/" + newVersion
 		conv, err := prune.Store(oldObj, crd, newVersion, true)
 		if err != nil {
-			return nil, fmt.Errorf("the old object in version %s: %v", newVersion, err)
+			return nil, fmt.Errorf("the old object in version %s: %w", newVersion, err)
 		}
 		oldObj = conv.Object
 	}
