@@ -101,7 +101,8 @@ objects of --old; else listed from the cluster in every served version, --chunk-
 run through the new CRD as the server runs it: what it loses when read (pruning), why a create of
 it again, or even an unchanged update (ratcheting), would be refused. Exit 1 when a Breaking,
 DataLoss or Invalid change hurts at least one object or the server refuses the CRD update
-(--strict: when one exists at all).
+(--strict: when one exists at all); with --fail-on naming CRDChange, on any change that loses
+nothing.
 
 -o sarif, -o junit and -o github print every finding, of the objects and of CRD upgrades, for CI:
 SARIF 2.1.0 for code scanning, JUnit XML for test reports, GitHub workflow commands for annotations
