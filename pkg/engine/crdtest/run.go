@@ -298,8 +298,12 @@ func createErrors(errs []prune.FieldError) []Error {
 const markerErrorType = "Invalid value"
 
 // updateErrors are the errors of an update's outcome, as the verdict
-// keeps it (catalog.Verdict.Update).
+// keeps it (catalog.Verdict.Update; nil for an object no update check
+// concerns, a CRD).
 func updateErrors(out *catalog.UpdateResult) []Error {
+	if out == nil {
+		return nil
+	}
 	var errs []Error
 	for _, f := range out.Refused {
 		e := Error{Field: f.Path, Type: f.Type, Message: f.Message}
