@@ -338,7 +338,7 @@ type itemRead struct {
 // pruned items. A pruned item replaces its original in items as it is
 // checked, so that the original can go.
 func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *catalog.Loader) ([]*yaml.RNode, error) {
-	opts := catalog.CheckOptions{Defaults: c.Defaults, Updates: true}
+	opts := catalog.CheckOptions{Defaults: c.Defaults, Updates: true, Gate: c.gate}
 	indexes := func(yield func(int) bool) {
 		for i, item := range items {
 			if isFunctionConfig(item) {
@@ -470,12 +470,12 @@ func (c *CRDCheck) addCRD(a catalog.AddedCRD) {
 		ref.APIVersion = a.CRD.Object.APIVersion
 	}
 	ref.Kind = "CustomResourceDefinition"
-	for _, f := range a.Findings {
+	for _, j := range c.gate.Judge(a.Findings) {
 		// Their words do not name the CRD: the server's warnings, defined twice.
-		if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning && f.Reason != finding.ReasonRefusedUnused {
-			f.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", ref.Name, f.Message)
+		if j.Reason == finding.ReasonRedefined || j.Check == finding.CRDWarning && j.Reason != finding.ReasonRefusedUnused {
+			j.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", ref.Name, j.Message)
 		}
-		c.result(f, ref, file)
+		c.result(j, ref, file)
 	}
 }
 
@@ -498,11 +498,10 @@ func (c *CRDCheck) report(v *catalog.Verdict, item *yaml.RNode) {
 // resultTags name, per check, the tag that carries a finding's reason.
 var resultTags = map[finding.Check]string{finding.Prune: "reason", finding.Invalid: "type", finding.Update: "rule", finding.DataLoss: "reason"}
 
-// result adds a finding about ref in file as a result: an error when its
-// check is in failOn, else a warning (info for a finding the engine calls
-// one). A finding of no check (a CRD defined twice) is never an error,
-// whatever failOn says.
-func (c *CRDCheck) result(f finding.Finding, ref *yaml.ResourceIdentifier, file *framework.File) *framework.Result {
+// result adds a finding about ref in file as a result: an error exactly
+// when the gate's verdict on it (finding.Judged, the engine's) fails the
+// run, else a warning (info for a finding the engine calls one).
+func (c *CRDCheck) result(f finding.Judged, ref *yaml.ResourceIdentifier, file *framework.File) *framework.Result {
 	r := &framework.Result{Message: f.Message, Severity: framework.Warning, ResourceRef: ref, File: file}
 	if f.Severity == finding.Info {
 		r.Severity = framework.Info
@@ -510,7 +509,7 @@ func (c *CRDCheck) result(f finding.Finding, ref *yaml.ResourceIdentifier, file 
 	if f.Path != "" {
 		r.Field = &framework.Field{Path: f.Path, CurrentValue: f.Value, ProposedValue: f.NewValue}
 	}
-	if c.gate.Fails(f) {
+	if f.Fails {
 		r.Severity = framework.Error
 	}
 	if f.Check != "" {

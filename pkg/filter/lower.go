@@ -29,7 +29,7 @@ func (c *CRDCheck) lowerMutability(item *yaml.RNode, doc *document.Document) (ed
 		}
 		ref := prune.Ref(l.Doc.Object)
 		id := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind}, NameMeta: yaml.NameMeta{Name: ref.Name}}
-		for _, f := range l.Findings {
+		for _, f := range c.gate.Judge(l.Findings) {
 			c.result(f, id, &framework.File{Path: l.Doc.Source.File})
 		}
 		edited = edited || l.Edited()

@@ -101,7 +101,8 @@ objects of --old; else listed from the cluster in every served version, --chunk-
 run through the new CRD as the server runs it: what it loses when read (pruning), why a create of
 it again, or even an unchanged update (ratcheting), would be refused. Exit 1 when a Breaking,
 DataLoss or Invalid change hurts at least one object or the server refuses the CRD update
-(--strict: when one exists at all).
+(--strict: when one exists at all); with --fail-on naming CRDChange, on any change that loses
+nothing.
 
 -o sarif, -o junit and -o github print every finding, of the objects and of CRD upgrades, for CI:
 SARIF 2.1.0 for code scanning, JUnit XML for test reports, GitHub workflow commands for annotations
@@ -164,13 +165,16 @@ func (o *CheckUpdateOptions) Validate() error {
 }
 
 // updateItem is an item of the -o json contract, {"items": [...]}: fields
-// are added, never renamed.
+// are added, never renamed. It is the engine's outcome of the update
+// (catalog.Verdict.Update); findings are the verdict's, judged.
 type updateItem struct {
 	Object     prune.ObjectRef  `json:"object"`
 	Source     document.Source  `json:"source"`
 	Status     string           `json:"status"`
 	Violations []update.Finding `json:"violations"`
 	Warnings   []prune.Change   `json:"warnings"`
+
+	findings []finding.Judged
 }
 
 // Run reads schemas, old and new objects, checks each new object with the
@@ -251,16 +255,18 @@ func (o *CheckUpdateOptions) load(ctx context.Context, upgrade *upgradeCheck) (*
 	return in, nil
 }
 
-// check is the second pass: the documents checked on every core
-// (catalog.Update), reported in their order. refused: an object fails the
-// gate (its update refused, its kind defined by no CRD).
+// check is the second pass: the documents checked on every core (the
+// engine's verdict, catalog.Check with UpdateOnly), reported in their
+// order. refused: the verdict on an object fails the run (its update
+// refused, its kind defined by no CRD).
 func (o *CheckUpdateOptions) check(ctx context.Context, in *objectStream, out *updateOutput) (refused bool, err error) {
+	opts := catalog.CheckOptions{UpdateOnly: true, Gate: o.gate}
 	err = ordered.Map(ordered.Workers(), in.Documents, func(d *document.Document) []updated {
 		objs := d.Objects()
 		out := make([]updated, 0, len(objs))
 		for _, obj := range objs {
-			res, err := o.catalog.Update(ctx, obj)
-			out = append(out, updated{obj, res, err})
+			v, err := o.catalog.Check(ctx, obj, opts)
+			out = append(out, updated{obj, v, err})
 			if err != nil {
 				break
 			}
@@ -271,26 +277,26 @@ func (o *CheckUpdateOptions) check(ctx context.Context, in *objectStream, out *u
 			if u.err != nil {
 				return asInputError(u.err)
 			}
-			res := u.res
+			res := u.v.Update
 			if res.Status == catalog.UpdateSkipped {
 				continue
 			}
-			it := updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings}
+			it := updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings,
+				findings: u.v.Findings}
 			if err := out.Add(it); err != nil {
 				return err
 			}
-			findings, _ := it.findings()
-			refused = refused || finding.Failing(o.gate.Judge(findings))
+			refused = refused || u.v.Fails()
 		}
 		return nil
 	})
 	return refused, err
 }
 
-// updated is what the catalog's Update says of an object.
+// updated is the engine's verdict on an object.
 type updated struct {
 	obj *document.Document
-	res *catalog.UpdateResult
+	v   *catalog.Verdict
 	err error
 }
 
@@ -348,32 +354,18 @@ func docsOf(docs []*document.Document) catalog.Docs {
 // missing says whether no CRD defines the item's kind: it is not checked.
 func (it updateItem) missing() bool { return it.Status == string(catalog.UpdateMissingCRD) }
 
-// findings are the item's findings: its kind defined by no CRD, or what the
-// server drops (dropped, the first ones) and why it refuses the update.
-func (it updateItem) findings() (all []finding.Finding, dropped int) {
-	if it.missing() {
-		f := finding.NoCRD(it.Object)
-		f.Line = it.Source.Line
-		return []finding.Finding{f}, 0
-	}
-	for _, w := range it.Warnings {
-		all = append(all, finding.FromChange(w, it.Object.Kind, ""))
-	}
-	for _, v := range it.Violations {
-		all = append(all, finding.FromUpdate(v))
-	}
-	return all, len(it.Warnings)
-}
-
 // printUpdateItem writes an item of the text report: a line per verdict on
-// out, what the server drops as warnings on errOut.
-func printUpdateItem(out, errOut io.Writer, gate finding.Gate, it updateItem) {
-	findings, dropped := it.findings()
+// out, what the server drops as warnings on errOut. The verdict's
+// findings are its kind defined by no CRD, or what the server drops (the
+// first ones, one per warning) and why it refuses the update.
+func printUpdateItem(out, errOut io.Writer, it updateItem) {
+	findings := it.findings
 	if it.missing() {
-		printFindings(errOut, gate, it.Object, it.Source, findings)
+		printFindings(errOut, it.Object, it.Source, findings)
 		return
 	}
-	printFindings(errOut, gate, it.Object, it.Source, findings[:dropped])
+	dropped := len(it.Warnings)
+	printFindings(errOut, it.Object, it.Source, findings[:dropped])
 	if it.Status == string(catalog.UpdateCreate) {
 		printable.Fprintf(out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)
 		return

@@ -18,7 +18,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdtest"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
@@ -180,7 +179,7 @@ func (o *TestOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if summary.Failed > 0 || (o.Coverage == "error" && len(summary.Uncovered) > 0) {
+	if summary.Fails(o.Coverage == "error") {
 		return errFindings
 	}
 	return nil
@@ -225,41 +224,23 @@ func caseObject(c crdtest.CaseReport) report.Object {
 	if c.Case != nil && c.Case.Object != nil {
 		obj.Ref, _, _ = prune.Identify(c.Case.Object) // what it has of apiVersion, kind and name
 	}
-	var result crdtest.Result
-	if c.Observed != nil {
-		result = c.Observed.Result
-	}
-	switch {
-	case !c.Pass:
-		obj.Findings = []report.Item{{Fails: true, Finding: finding.Finding{
-			Check: report.TestCaseRule, Reason: "failed", Severity: finding.Error, Message: strings.Join(c.Mismatches, "\n"),
-		}}}
-	case c.Unexpected:
-		obj.Status = report.Skipped
-		obj.Findings = []report.Item{{Finding: finding.Finding{
-			Check: report.TestCaseRule, Reason: "unexpected", Severity: finding.Info,
-			Message: fmt.Sprintf("no expectation: observed %s (--record writes it)", result),
-		}}}
+	if f, ok := c.Finding(); ok {
+		obj.Findings = []report.Item{f}
+		if !f.Fails {
+			obj.Status = report.Skipped // a case without an expectation
+		}
 	}
 	return obj
 }
 
 // uncoveredObject is a rule no case exercised: a note on the inputs at
-// the rule's line, an error with --coverage=error.
-func uncoveredObject(r crdtest.CoveredRule, fails bool) report.Object {
-	f := finding.Finding{Check: report.TestCaseRule, Reason: "uncovered", Severity: finding.Warning,
-		Message: "no case's object is refused by " + r.Rule.Rule}
-	if r.Field != "" {
-		f.Message += " at " + r.Field
-	}
-	if fails {
-		f.Severity = finding.Error
-	}
+// the rule's line, an error with --coverage=error (failUncovered).
+func uncoveredObject(r crdtest.CoveredRule, failUncovered bool) report.Object {
 	return report.Object{
 		Name:     r.CRD + "/" + r.Version,
 		Location: report.Location{File: r.Source.File, Line: r.Source.Line},
 		Status:   report.InputNote,
-		Findings: []report.Item{{Finding: f, Fails: fails}},
+		Findings: []report.Item{r.Finding(failUncovered)},
 	}
 }
 

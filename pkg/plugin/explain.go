@@ -353,47 +353,52 @@ func (o *ExplainStructuralOptions) printFindings(rep structuralReport) error {
 	return out.Finish(o.Out)
 }
 
-// reportObject is the CRD and its findings, those that fail the run as
-// structuralVerdict says: not structural, refused by the server, markers
-// misplaced. Every finding is about the CRD as a whole: at its line.
-func (r crdReport) reportObject() report.Object {
-	var items []report.Item
-	add := func(f finding.Finding, fails bool) { items = append(items, report.Item{Finding: f, Fails: fails}) }
+// findings are the CRD's findings, each judged by the engine's default
+// gate (finding.DefaultGate: explain-structural has no --fail-on), which
+// fails the run on NonStructural and Update: not structural, refused by
+// the server, markers misplaced; not on the server's warnings or the
+// notes. Every finding is about the CRD as a whole: at its line.
+func (r crdReport) findings() []finding.Judged {
+	var all []finding.Finding
 	for _, v := range r.Violations {
-		add(finding.Finding{Check: finding.NonStructural, Reason: v.Type, Path: v.Field, Severity: finding.Error, Message: "not structural: " + v.Message}, true)
+		all = append(all, finding.Finding{Check: finding.NonStructural, Reason: v.Type, Path: v.Field, Severity: finding.Error, Message: "not structural: " + v.Message})
 	}
 	for _, v := range r.Invalid {
-		add(finding.Finding{Check: finding.NonStructural, Reason: v.Type, Path: v.Field, Severity: finding.Error,
-			Message: "refused by the API server's validation of CustomResourceDefinitions: " + v.Message}, true)
+		all = append(all, finding.Finding{Check: finding.NonStructural, Reason: v.Type, Path: v.Field, Severity: finding.Error,
+			Message: "refused by the API server's validation of CustomResourceDefinitions: " + v.Message})
 	}
 	for _, v := range r.Mutability {
-		add(finding.Finding{Check: finding.Update, Reason: v.Type, Path: v.Field, Severity: finding.Error,
-			Message: `misplaced mutability marker (KEP "Immutable fields", emulated by kubectl crd): ` + v.Message}, true)
+		all = append(all, finding.Finding{Check: finding.Update, Reason: v.Type, Path: v.Field, Severity: finding.Error,
+			Message: `misplaced mutability marker (KEP "Immutable fields", emulated by kubectl crd): ` + v.Message})
 	}
 	for _, w := range r.Warnings {
-		add(finding.Finding{Check: finding.CRDWarning, Reason: w.Reason, Severity: finding.Warning, Message: w.Message}, false)
+		all = append(all, finding.Finding{Check: finding.CRDWarning, Reason: w.Reason, Severity: finding.Warning, Message: w.Message})
 	}
 	if r.LowerError != "" {
-		add(finding.Finding{Severity: finding.Warning, Reason: "LowerMutability", Message: "mutability markers that lower-mutability cannot lower: " + r.LowerError}, false)
+		all = append(all, finding.Finding{Severity: finding.Warning, Reason: "LowerMutability", Message: "mutability markers that lower-mutability cannot lower: " + r.LowerError})
 	}
 	if c := r.ServerCondition; c != nil {
-		add(finding.Finding{Severity: finding.Info, Reason: c.Reason,
-			Message: fmt.Sprintf("server condition %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)}, false)
+		all = append(all, finding.Finding{Severity: finding.Info, Reason: c.Reason,
+			Message: fmt.Sprintf("server condition %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)})
 	}
+	return finding.DefaultGate().Judge(all)
+}
+
+// reportObject is the CRD and its findings, as the gate judged them.
+func (r crdReport) reportObject() report.Object {
 	var src document.Source
 	if r.Source != nil {
 		src = *r.Source
 	}
 	ref := prune.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: r.Name}
-	return reportObject(ref, src, false, items)
+	return reportObject(ref, src, false, r.findings())
 }
 
-// structuralVerdict is errFindings (exit 1) when a CRD of the report is
-// not structural, has misplaced mutability markers, or is one the server
-// refuses.
+// structuralVerdict is errFindings (exit 1) when the gate's verdict on a
+// finding of a CRD of the report fails the run (findings).
 func structuralVerdict(report structuralReport) error {
 	for _, r := range report.CRDs {
-		if !r.Structural || len(r.Mutability) > 0 || len(r.Invalid) > 0 {
+		if finding.Failing(r.findings()) {
 			return errFindings
 		}
 	}

@@ -230,7 +230,7 @@ func (o *PruneOptions) load(ctx context.Context) (*objectStream, error) {
 // (catalog.Check), reported and written in their order. failed: a finding
 // fails the gate; errs are the objects the server would not decode.
 func (o *PruneOptions) check(ctx context.Context, in *objectStream, out *pruneOutput) (failed bool, errs []error, err error) {
-	opts := catalog.CheckOptions{Defaults: o.Defaults}
+	opts := catalog.CheckOptions{Defaults: o.Defaults, Gate: o.gate}
 	o.progress = newProgress(o.ErrOut, in.Objects, "objects")
 	defer o.progress.clear()
 	done := 0
@@ -252,7 +252,7 @@ func (o *PruneOptions) check(ctx context.Context, in *objectStream, out *pruneOu
 			}
 			results = append(results, c.v.Result)
 			failed = o.warn(c.v) || failed
-			if err := out.AddVerdict(o.gate, c.v); err != nil {
+			if err := out.AddVerdict(c.v); err != nil {
 				return err
 			}
 		}
@@ -270,19 +270,20 @@ type verdict struct {
 	err error
 }
 
-// warn prints a line per finding, kubectl-style: an error when it fails
-// the gate (failed), else a warning.
+// warn prints a line per finding, kubectl-style: an error when the
+// engine's verdict on it fails the run (failed), else a warning.
 func (o *PruneOptions) warn(v *catalog.Verdict) (failed bool) {
 	o.progress.clear()
-	return printFindings(o.ErrOut, o.gate, v.Result.Object, v.Result.Source, v.Findings)
+	return printFindings(o.ErrOut, v.Result.Object, v.Result.Source, v.Findings)
 }
 
 // printFindings prints findings about obj of src, a line each: "Error"
-// when the finding fails the gate (failed), else "Warning".
-func printFindings(w io.Writer, gate finding.Gate, obj prune.ObjectRef, src document.Source, findings []finding.Finding) (failed bool) {
+// when the gate's verdict on the finding fails the run (failed), else
+// "Warning".
+func printFindings(w io.Writer, obj prune.ObjectRef, src document.Source, findings []finding.Judged) (failed bool) {
 	for _, f := range findings {
 		level := "Warning"
-		if gate.Fails(f) {
+		if f.Fails {
 			level, failed = "Error", true
 		}
 		printable.Fprintf(w, "%s: %s: %s (%s)\n", level, obj, f.Message, document.Source{File: src.File, Line: f.Line})

@@ -8,7 +8,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
@@ -68,11 +67,11 @@ func (o *PruneOptions) newPruneOutput() (_ *pruneOutput, err error) {
 
 // AddVerdict adds an object's findings to the report of -o sarif, junit
 // or github, if any.
-func (p *pruneOutput) AddVerdict(gate finding.Gate, v *catalog.Verdict) error {
+func (p *pruneOutput) AddVerdict(v *catalog.Verdict) error {
 	if p.findings == nil {
 		return nil
 	}
-	return p.findings.Add(verdictObject(gate, v))
+	return p.findings.Add(verdictObject(v))
 }
 
 // Add writes the next document of -f as read, with the results of its

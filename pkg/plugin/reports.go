@@ -56,11 +56,6 @@ func (r *reportOutput) Finish(out io.Writer) error { return r.w.Finish(out) }
 // Close removes the spool.
 func (r *reportOutput) Close() { r.spool.Close() }
 
-// gateItems are findings with the gate's verdict on each (finding.Gate.Judge).
-func gateItems(gate finding.Gate, findings []finding.Finding) []report.Item {
-	return gate.Judge(findings)
-}
-
 // reportObject is an object of the run, where it is and its findings;
 // missing: no CRD defines its kind, it is not checked.
 func reportObject(ref prune.ObjectRef, src document.Source, missing bool, items []report.Item) report.Object {
@@ -71,10 +66,11 @@ func reportObject(ref prune.ObjectRef, src document.Source, missing bool, items 
 	return obj
 }
 
-// verdictObject is prune's verdict on an object.
-func verdictObject(gate finding.Gate, v *catalog.Verdict) report.Object {
+// verdictObject is prune's verdict on an object, its findings as the
+// engine judged them.
+func verdictObject(v *catalog.Verdict) report.Object {
 	res := v.Result
-	return reportObject(res.Object, res.Source, res.Status == prune.MissingCRD, gateItems(gate, v.Findings))
+	return reportObject(res.Object, res.Source, res.Status == prune.MissingCRD, v.Findings)
 }
 
 // warningObjects are the warnings about the inputs: what the server warns

@@ -70,14 +70,13 @@ func (u *updateOutput) addUpgrades(up *upgradeCheck, strict bool) error {
 // Add writes the next item of the report.
 func (u *updateOutput) Add(it updateItem) error {
 	if u.findings != nil {
-		findings, _ := it.findings()
-		return u.findings.Add(reportObject(it.Object, it.Source, it.missing(), gateItems(u.gate, findings)))
+		return u.findings.Add(reportObject(it.Object, it.Source, it.missing(), it.findings))
 	}
 	if u.items != nil {
 		u.items.Add(it)
 		return nil
 	}
-	printUpdateItem(u.out, u.errOut, u.gate, it)
+	printUpdateItem(u.out, u.errOut, it)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/reportcheck"
@@ -23,7 +25,8 @@ import (
 // report holds a failing result (a SARIF error, a JUnit failure or error,
 // a ::error command), and the text, JSON, SARIF, JUnit and GitHub runs
 // exit alike, with the same failing results in the three reports and the
-// findings of the JSON report in SARIF.
+// findings of the JSON report in SARIF. The KRM function's runs exit 1
+// exactly when a result has severity error.
 func TestReportsAgreeWithExit(t *testing.T) {
 	root := repoRoot()
 	NewTest(t) // skipped with -short
@@ -75,6 +78,17 @@ func TestReportsAgreeWithExit(t *testing.T) {
 		testCI("examples kep-immutable", root, "examples/kep-immutable"),
 		testCI("a suite of coverage", root, "pkg/engine/crdtest/testdata/coverage"),
 	)
+	// The function's results, over the examples of its docs and the upgrades.
+	for _, fc := range []functionCase{
+		{name: "examples krm", items: []string{"examples/krm/crd.yaml", "examples/krm/widget.yaml"}},
+		{name: "examples krm-update", items: []string{"examples/krm-update/crd.yaml", "examples/krm-update/buckets.yaml"}, previous: []string{"examples/krm-update/previous"}},
+		{name: "examples krm-upgrade", items: []string{"examples/krm-upgrade/crd.yaml", "examples/krm-upgrade/gizmos.yaml"}, previous: []string{"examples/krm-upgrade/previous"}},
+		{name: "examples refused", items: []string{"examples/refused/crd.yaml", "examples/refused/backups.yaml"}},
+		{name: "testdata crdupgrade", items: []string{up + "new.yaml", up + "objects.yaml"}, previous: []string{up + "old.yaml"}},
+		{name: "a legacy CRD", items: []string{"test/e2e/testdata/legacy-crd.yaml"}},
+	} {
+		t.Run("function "+fc.name, fc.agree)
+	}
 	dir := corpus.Dir(t)
 	cases = append(cases,
 		pruneCI("corpus keda", dir, "--crd-file", "crds/keda", "-R", "-f", "crs/keda"),
@@ -231,4 +245,79 @@ func (tc reportCase) agree(t *testing.T, x *Test, args []string) {
 		t.Errorf("%v: SARIF results against the JSON report (-json +sarif):\n%s", args, diff)
 	}
 	t.Logf("exit %d, %d findings, %d failing", code, len(sarif), errors)
+}
+
+// functionCase is a run of the KRM function (kubectl crd krm on a
+// ResourceList): the items' files and previous, relative to the
+// repository.
+type functionCase struct {
+	name            string
+	items, previous []string
+}
+
+// agree is the property for the function's results: a run fails (exit 1)
+// exactly when a result has severity error, for the default failOn, none
+// (which fails nothing), and each check its findings are of alone.
+func (fc functionCase) agree(t *testing.T) {
+	x := NewTest(t)
+	var items []interface{}
+	for _, f := range fc.items {
+		for _, d := range readDocs(t, filepath.Join(repoRoot(), f)) {
+			items = append(items, d.Object)
+		}
+	}
+	run := func(failOn []string) (code int, results []functionResult) {
+		config := map[string]interface{}{"apiVersion": "crd.kubectl.dev/v1alpha1", "kind": "CRDCheck", "metadata": map[string]interface{}{"name": "check"}}
+		if len(fc.previous) > 0 {
+			config["previous"] = fc.previous
+		}
+		if failOn != nil {
+			config["failOn"] = failOn
+		}
+		list, err := sigsyaml.Marshal(map[string]interface{}{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "functionConfig": config, "items": items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := x.WithStdin(string(list)).Run("kubectl-crd", "krm")
+		var out struct{ Results []functionResult }
+		if err := sigsyaml.Unmarshal([]byte(r.Stdout), &out); err != nil {
+			t.Fatalf("failOn %v: exit %d, the ResourceList does not parse: %v\n%s", failOn, r.Code, err, r.Stderr)
+		}
+		return r.Code, out.Results
+	}
+	_, all := run([]string{})
+	variants := [][]string{nil, {}}
+	seen := map[string]bool{}
+	for _, r := range all {
+		if c := r.Tags["finding"]; c != "" && !seen[c] {
+			seen[c] = true
+			variants = append(variants, []string{c})
+		}
+	}
+	for _, failOn := range variants {
+		code, results := run(failOn)
+		errors := 0
+		for _, r := range results {
+			if r.Severity == "error" {
+				errors++
+			}
+		}
+		name := fmt.Sprint(failOn)
+		if failOn == nil {
+			name = "default"
+		}
+		if code > 1 || (code == 1) != (errors > 0) {
+			t.Errorf("failOn %s: exit %d with %d results of severity error", name, code, errors)
+		}
+		if failOn != nil && len(failOn) == 0 && code != 0 {
+			t.Errorf("failOn []: exit %d, though the gate names nothing", code)
+		}
+		t.Logf("failOn %s: exit %d, %d results, %d errors", name, code, len(results), errors)
+	}
+}
+
+// functionResult is what the property reads of a result.
+type functionResult struct {
+	Severity string
+	Tags     map[string]string
 }

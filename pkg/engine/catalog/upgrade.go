@@ -106,9 +106,12 @@ type ChangeVerdict struct {
 	// Hurt counts the objects it hurts: every object checked for a change
 	// that concerns them all (a version, a name).
 	Hurt int
-	// Fails: the gate fails on the change's check, and it is a Breaking,
-	// DataLoss or Invalid change that hurts an object, or the server
-	// refusing the CRD update; with strict, any such change.
+	// Fails is the gate's verdict on the change, which every report and
+	// the exit code read: the gate fails on its check, and it is a
+	// Breaking, DataLoss or Invalid change that hurts an object (with
+	// strict: any such change), the server refusing the CRD update, or a
+	// change that loses nothing (CRDChange), which fails whenever the gate
+	// names its check.
 	Fails bool
 }
 
@@ -124,7 +127,9 @@ func (u *Upgrade) Verdicts(strict bool, gate finding.Gate) []ChangeVerdict {
 		if !a.Counted && severe {
 			v.Hurt = u.Checked
 		}
-		v.Fails = severe && (strict || a.Change.Kind == crdupgrade.Refused || v.Hurt > 0) && gate.Fails(v.Finding)
+		// A severe change fails by what it does to the objects; a compatible
+		// one hurts none, and fails only because the gate names CRDChange.
+		v.Fails = gate.Fails(v.Finding) && (!severe || strict || a.Change.Kind == crdupgrade.Refused || v.Hurt > 0)
 		out = append(out, v)
 	}
 	return out

@@ -177,3 +177,48 @@ func TestUpgradeFailsAsItsReport(t *testing.T) {
 		}
 	}
 }
+
+// A change that loses nothing (CRDChange) fails the run exactly when the
+// gate names CRDChange, before any object is counted and whether strict
+// or not, as the KRM function's failOn: [CRDChange] fails it (issue 39:
+// check-update's --fail-on CRDChange never failed); a severe change
+// fails by the objects it hurts, never because CRDChange is named.
+func TestCRDChangeFailsByTheGate(t *testing.T) {
+	c := newServed(Options{})
+	if ok, err := c.AddPreviousCRD(readFile(t, upgradeOld)[0]); !ok || err != nil {
+		t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+	}
+	if _, _, err := c.addCRD(readFile(t, upgradeNew)[0]); err != nil {
+		t.Fatal(err)
+	}
+	ups, err := c.Upgrades(context.Background(), nil)
+	if err != nil || len(ups) != 1 {
+		t.Fatalf("%d upgrades: %v", len(ups), err)
+	}
+	for _, names := range [][]string{nil, {"CRDChange"}, {"DataLoss", "CRDChange"}} {
+		gate, err := finding.NewGate(names, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, strict := range []bool{false, true} {
+			changes := 0
+			for _, v := range ups[0].Verdicts(strict, gate) {
+				if v.Finding.Check == finding.CRDChange && v.Fails != gate.FailsOn(finding.CRDChange) {
+					t.Errorf("failOn %v, strict %v: %s fails %v", names, strict, v.Finding.Message, v.Fails)
+				}
+				if v.Finding.Check == finding.CRDChange {
+					changes++
+				}
+				if v.Finding.Check != finding.CRDChange && v.Fails && !strict {
+					t.Errorf("failOn %v: %s fails with no object counted", names, v.Finding.Message)
+				}
+			}
+			if changes == 0 {
+				t.Fatal("no CRDChange change in the upgrade")
+			}
+			if got, want := ups[0].Fails(strict, gate), gate.FailsOn(finding.CRDChange) || strict && gate.FailsOn(finding.DataLoss); got != want {
+				t.Errorf("failOn %v, strict %v: the upgrade fails %v, want %v", names, strict, got, want)
+			}
+		}
+	}
+}

@@ -18,25 +18,44 @@ type CheckOptions struct {
 	// Updates checks an object that has an old version (Old) as an update
 	// of it; without, every object is a create.
 	Updates bool
+	// UpdateOnly is check-update's check of an object: an update of its
+	// old version, or without one a create that is only pruned (not
+	// validated, no upgrade run on it); the verdict's Update is its
+	// outcome, its Result nil, its document left as it is.
+	UpdateOnly bool
+	// Gate judges each finding (finding.Gate.Judge): the zero Gate fails
+	// on nothing.
+	Gate finding.Gate
 }
 
 // Verdict is everything a run says of one object: what the server stores
-// of it, and every finding about it, in the order to show them.
+// of it, and every finding about it, in the order to show them, each
+// with the gate's verdict on it.
 type Verdict struct {
 	// Result is what the server stores of the object (its changes are
 	// applied to the document's YAML, comments kept): the --report item.
+	// nil with UpdateOnly.
 	Result *prune.Result
 	// Old is the object's old version, when an update is checked.
 	Old *document.Document
-	// Findings are what a front end shows of the object: a kind nothing
-	// defines (MissingCRD); what the server drops and why it refuses the
-	// create; what the upgrade of its CRD does to it as an existing object;
-	// why its update is refused; and the notes on what is not computed (a
+	// Update is the update's outcome, structured (check-update's -o json
+	// item): with UpdateOnly, always; else when the object has an old
+	// version.
+	Update *UpdateResult
+	// Findings are what a front end shows of the object, each judged by
+	// the gate once: a renderer shows Fails as it is, and the run fails
+	// exactly when one of them fails (Fails). A kind nothing defines
+	// (MissingCRD); what the server drops and why it refuses the create;
+	// what the upgrade of its CRD does to it as an existing object; why
+	// its update is refused; and the notes on what is not computed (a
 	// conversion webhook) or could not keep the YAML's comments.
-	Findings []finding.Finding
+	Findings []finding.Judged
 
 	impact *Impact
 }
+
+// Fails reports whether one of the findings fails the run.
+func (v *Verdict) Fails() bool { return finding.Failing(v.Findings) }
 
 // Check is the one verdict on one object, the same in both front ends:
 // its old version looked up (opts.Updates), the upgrade of its CRD run on
@@ -46,12 +65,25 @@ type Verdict struct {
 // in the order of the objects. An error is an *document.InputError (one
 // of a kind Resolve refused: Refusal's), or the cluster's.
 func (c *Catalog) Check(ctx context.Context, d *document.Document, opts CheckOptions) (*Verdict, error) {
+	if opts.UpdateOnly {
+		return c.updateVerdict(ctx, d, opts.Gate)
+	}
+	v, findings, err := c.check(ctx, d, opts)
+	if err != nil {
+		return nil, err
+	}
+	v.Findings = opts.Gate.Judge(findings)
+	return v, nil
+}
+
+// check is Check's verdict without UpdateOnly, its findings not judged yet.
+func (c *Catalog) check(ctx context.Context, d *document.Document, opts CheckOptions) (*Verdict, []finding.Finding, error) {
 	original := d.Object // the object as written, before the edits of pruning
 	v := &Verdict{}
 	if opts.Updates {
 		var err error
 		if v.Old, err = c.oldOf(ctx, d); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// The upgrade reads the object as written, before pruning: as the
@@ -60,40 +92,40 @@ func (c *Catalog) Check(ctx context.Context, d *document.Document, opts CheckOpt
 	imp, upgraded, upgradeErr := c.upgradeOf(d)
 	res, findings, err := c.prune(d, pruneOptions{Defaults: opts.Defaults, Validate: v.Old == nil})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if upgradeErr != nil {
-		return nil, upgradeErr
+		return nil, nil, upgradeErr
 	}
 	v.Result, v.impact = res, imp
 	switch res.Status {
 	case prune.MissingCRD:
 		if err := c.Refusal(d); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !c.opts.Builtins.IsBuiltin(res.Object.APIVersion) {
 			f := finding.NoCRD(res.Object)
 			f.Line = d.Source.Line
-			v.Findings = []finding.Finding{f}
+			return v, []finding.Finding{f}, nil
 		}
-		return v, nil
+		return v, nil, nil
 	case prune.IsCRD:
-		return v, nil
+		return v, nil, nil
 	}
-	v.Findings = append(withoutCaused(findings, imp), upgraded...)
+	all := append(withoutCaused(findings, imp), upgraded...)
 	if v.Old != nil {
 		out, err := c.CheckUpdate(v.Old.Object, original, d)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		v.Update = &UpdateResult{Object: res.Object, Status: UpdateChecked, Refused: out.Refused, Warnings: out.Pruned}
 		for _, u := range out.Refused {
 			f := finding.FromUpdate(u)
 			f.Message = fmt.Sprintf("update refused: %s (previous version: %s)", f.Message, v.Old.Source)
-			v.Findings = append(v.Findings, f)
+			all = append(all, f)
 		}
 	}
-	v.Findings = append(v.Findings, finding.OfResult(res, d.Source.Line)...)
-	return v, nil
+	return v, append(all, finding.OfResult(res, d.Source.Line)...), nil
 }
 
 // upgradeOf is what the upgrade of d's CRD does to d as an existing object
@@ -163,4 +195,31 @@ func (c *Catalog) Count(v *Verdict) {
 	if v.impact != nil {
 		c.AddImpact(v.impact)
 	}
+}
+
+// updateVerdict is check-update's verdict on d (UpdateOnly): the
+// structured outcome of Update, and its findings judged by gate: a kind
+// no CRD defines, what the server drops (Prune), why it refuses the
+// update (Update). A CRD, or an object of a built-in kind, has none.
+func (c *Catalog) updateVerdict(ctx context.Context, d *document.Document, gate finding.Gate) (*Verdict, error) {
+	res, err := c.Update(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	var findings []finding.Finding
+	switch res.Status {
+	case UpdateSkipped:
+	case UpdateMissingCRD:
+		f := finding.NoCRD(res.Object)
+		f.Line = d.Source.Line
+		findings = append(findings, f)
+	default:
+		for _, w := range res.Warnings {
+			findings = append(findings, finding.FromChange(w, res.Object.Kind, ""))
+		}
+		for _, u := range res.Refused {
+			findings = append(findings, finding.FromUpdate(u))
+		}
+	}
+	return &Verdict{Update: res, Findings: gate.Judge(findings)}, nil
 }

@@ -1,7 +1,11 @@
 package crdtest
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 )
 
 // Report is a run of suites: its JSON is "kubectl crd test -o json".
@@ -68,4 +72,58 @@ func Summarize(results []*SuiteResult) *Report {
 		}
 	}
 	return r
+}
+
+// Finding is what a report says of the case (finding.TestCase), with the
+// verdict on it: a case that fails its expectation fails the run, with
+// what differs; a case without an expectation is a note of what it
+// observed (--record writes it); a case that passes has none (ok false).
+func (c CaseReport) Finding() (f finding.Judged, ok bool) {
+	switch {
+	case !c.Pass:
+		return finding.Judged{Fails: true, Finding: finding.Finding{
+			Check: finding.TestCase, Reason: "failed", Severity: finding.Error, Message: strings.Join(c.Mismatches, "\n"),
+		}}, true
+	case c.Unexpected:
+		var result Result
+		if c.Observed != nil {
+			result = c.Observed.Result
+		}
+		return finding.Judged{Finding: finding.Finding{
+			Check: finding.TestCase, Reason: "unexpected", Severity: finding.Info,
+			Message: fmt.Sprintf("no expectation: observed %s (--record writes it)", result),
+		}}, true
+	}
+	return finding.Judged{}, false
+}
+
+// Finding is a rule no case's object was refused by (finding.TestCase):
+// a warning, or with failUncovered (--coverage=error) an error that
+// fails the run.
+func (r CoveredRule) Finding(failUncovered bool) finding.Judged {
+	f := finding.Finding{Check: finding.TestCase, Reason: "uncovered", Severity: finding.Warning,
+		Message: "no case's object is refused by " + r.Rule.Rule}
+	if r.Field != "" {
+		f.Message += " at " + r.Field
+	}
+	if failUncovered {
+		f.Severity = finding.Error
+	}
+	return finding.Judged{Finding: f, Fails: failUncovered}
+}
+
+// Fails reports whether the run fails, as its findings say: a case fails,
+// or, with failUncovered (--coverage=error), a rule is uncovered.
+func (r *Report) Fails(failUncovered bool) bool {
+	for _, c := range r.Cases {
+		if f, ok := c.Finding(); ok && f.Fails {
+			return true
+		}
+	}
+	for _, rule := range r.Uncovered {
+		if rule.Finding(failUncovered).Fails {
+			return true
+		}
+	}
+	return false
 }

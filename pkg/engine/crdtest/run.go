@@ -190,10 +190,6 @@ func (r *Runner) observe(ctx context.Context, p *prepared, c *Case) (*Observed, 
 		return nil, nil, err
 	}
 	original := prune.Ref(d.Object)
-	sent, err := fresh(c.Object)
-	if err != nil {
-		return nil, nil, err
-	}
 	v, err := cat.Check(ctx, d, catalog.CheckOptions{Defaults: true, Updates: c.OldObject != nil})
 	if err != nil {
 		return nil, nil, err
@@ -206,7 +202,7 @@ func (r *Runner) observe(ctx context.Context, p *prepared, c *Case) (*Observed, 
 	var errs []Error
 	switch {
 	case c.OldObject != nil && v.Old != nil:
-		errs, err = r.updateErrors(cat, v, sent)
+		errs = updateErrors(v.Update)
 		if !r.opts.Lower {
 			errs = p.rules.placeErrors(original, errs)
 		}
@@ -214,9 +210,6 @@ func (r *Runner) observe(ctx context.Context, p *prepared, c *Case) (*Observed, 
 		errs = upgradeErrors(v.Findings)
 	default:
 		errs = createErrors(v.Result.Errors)
-	}
-	if err != nil {
-		return nil, nil, err
 	}
 	var refusedBy []int
 	for i := range errs {
@@ -304,10 +297,12 @@ func createErrors(errs []prune.FieldError) []Error {
 // refusals are named as the server names them.
 const markerErrorType = "Invalid value"
 
-func (r *Runner) updateErrors(cat *catalog.Catalog, v *catalog.Verdict, sent *document.Document) ([]Error, error) {
-	out, err := cat.CheckUpdate(v.Old.Object, sent.Object, sent)
-	if err != nil {
-		return nil, err
+// updateErrors are the errors of an update's outcome, as the verdict
+// keeps it (catalog.Verdict.Update; nil for an object no update check
+// concerns, a CRD).
+func updateErrors(out *catalog.UpdateResult) []Error {
+	if out == nil {
+		return nil
 	}
 	var errs []Error
 	for _, f := range out.Refused {
@@ -317,12 +312,12 @@ func (r *Runner) updateErrors(cat *catalog.Catalog, v *catalog.Verdict, sent *do
 		}
 		errs = append(errs, e)
 	}
-	return errs, nil
+	return errs
 }
 
 // upgradeErrors are what the upgrade of its CRD does to an existing
 // object that fails a run: it becomes invalid, or loses data.
-func upgradeErrors(findings []finding.Finding) []Error {
+func upgradeErrors(findings []finding.Judged) []Error {
 	var out []Error
 	for _, f := range findings {
 		if f.Severity == finding.Error {

@@ -45,6 +45,18 @@ func NewGate(names []string, ignoreMissingCRDs bool) (Gate, error) {
 	return g, nil
 }
 
+// DefaultGate is the gate of DefaultFailOn: that of a command without
+// --fail-on (explain-structural).
+func DefaultGate() Gate {
+	g, _ := NewGate(nil, false)
+	return g
+}
+
+// TestCase is the check of kubectl crd test's results: a case whose
+// outcome is not the one expected, a rule no case exercised. It is no
+// name of failOn (not in Checks): a test run fails on its cases.
+const TestCase Check = "TestCase"
+
 // With is g failing on check too.
 func (g Gate) With(check Check) Gate {
 	out := Gate{failOn: map[Check]bool{check: true}}

@@ -24,8 +24,10 @@ type Finding struct {
 	// (schema, metadata, list types).
 	Rule string `json:"rule"`
 	// Type is the server's error type ("Invalid value", "Forbidden") of a
-	// refusal of its validation; "" for a mutability marker's.
-	Type    string      `json:"-"`
+	// refusal of its validation: for a CEL rule, its reason's (Invalid
+	// value without one); "" for a mutability marker's, which the server
+	// does not enforce.
+	Type    string      `json:"type,omitempty"`
 	Message string      `json:"message"`
 	Old     interface{} `json:"old,omitempty"`
 	New     interface{} `json:"new,omitempty"`

@@ -14,7 +14,7 @@ const NoteRule = "Note"
 // outcome is not the one expected, a case without an expectation, a rule
 // no case exercises. It is no check of finding.Checks: --fail-on does not
 // name it, a test run fails on its cases.
-const TestCaseRule = "TestCase"
+const TestCaseRule = string(finding.TestCase)
 
 // Rule is what a report says of a check: SARIF's reportingDescriptor.
 type Rule struct {
