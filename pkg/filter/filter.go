@@ -149,8 +149,9 @@ type CRDCheck struct {
 	Warnings io.Writer `json:"-"`
 
 	gate    finding.Gate
-	crdOnly map[int]bool // the items that hold CRDs only (itemDocs)
-	remote  *source.Set  // the remote sources of crdPaths and previous
+	ctx     context.Context // Processor.Context: nil, context.Background
+	crdOnly map[int]bool    // the items that hold CRDs only (itemDocs)
+	remote  *source.Set     // the remote sources of crdPaths and previous
 }
 
 var _ kio.Filter = &CRDCheck{}
@@ -178,6 +179,10 @@ func (p *Paths) UnmarshalJSON(b []byte) error {
 // nil: nowhere).
 type Processor struct {
 	Warnings io.Writer
+	// Context is the run's (the command's, which a signal cancels): the
+	// remote sources are fetched, and the charts rendered, on it; nil:
+	// context.Background. A field, as the framework's Process takes none.
+	Context context.Context
 }
 
 var _ framework.ResourceListProcessor = Processor{}
@@ -189,7 +194,7 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 	if err != nil {
 		return err
 	}
-	check.Warnings = p.Warnings
+	check.Warnings, check.ctx = p.Warnings, p.Context
 	items, err := check.Filter(rl.Items)
 	if err != nil {
 		return err
@@ -208,6 +213,9 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 // one that has a previous version as an update of it. Items are replaced
 // only where something changes.
 func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
+	if c.ctx == nil {
+		c.ctx = context.Background()
+	}
 	c.Results = nil
 	gate, err := finding.NewGate(c.FailOn, c.IgnoreMissingCRDs)
 	if err != nil {
@@ -285,7 +293,7 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 		return nil, nil, err
 	}
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
-	run, err := l.Resolve(context.Background())
+	run, err := l.Resolve(c.ctx)
 	var ie *document.InputError
 	if errors.As(err, &ie) {
 		// A CRD of crdPaths or previous that an item uses: named by its field.
@@ -360,7 +368,7 @@ func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *cata
 		ic := itemChecks{doc: doc}
 		// The objects kubectl would send: a List's items one by one.
 		for _, d := range doc.Objects() {
-			v, err := cat.Check(context.Background(), d, opts)
+			v, err := cat.Check(c.ctx, d, opts)
 			if err != nil {
 				ic.err = err
 				break
@@ -599,7 +607,7 @@ func (c *CRDCheck) fetch(root string) error {
 		return err
 	}
 	defer done()
-	set, err := source.Fetch(context.Background(), source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
+	set, err := source.Fetch(c.ctx, source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
 		CAFile: c.SourceCertificateAuthority, ClientCertFile: c.SourceClientCertificate, ClientKeyFile: c.SourceClientKey,
 		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
 		MaxBytes: document.MaxDocumentBytes, ChartValues: values, Warn: c.warn, ChartRoot: root}, c.Lock, c.CRDPaths, c.Previous)

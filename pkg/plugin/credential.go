@@ -71,11 +71,15 @@ func (e *credentialError) Unwrap() error { return e.err }
 // credentials runs a config's credential plugin once and hands every config
 // of the run its result.
 type credentials struct {
-	once  sync.Once
-	token string
-	cert  []byte
-	key   []byte
-	err   error
+	// context is the run's (nil, or nil from it: context.Background): a
+	// signal stops the plugin, in its own process group, which the
+	// terminal's ^C does not reach.
+	context func() context.Context
+	once    sync.Once
+	token   string
+	cert    []byte
+	key     []byte
+	err     error
 }
 
 // apply replaces c's credential plugin by its credentials, running it on
@@ -131,7 +135,11 @@ func (cr *credentials) run(conf *clientcmdapi.ExecConfig, c *rest.Config) error 
 		return fmt.Errorf("the credential plugin %s: %w", name, err)
 	}
 
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	ctx := context.Background()
+	if cr.context != nil && cr.context() != nil {
+		ctx = cr.context()
+	}
+	ctx, cancel := ctx, context.CancelFunc(func() {})
 	if c.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 	}

@@ -206,7 +206,7 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 func (o *PruneOptions) load(ctx context.Context) (*objectStream, error) {
 	cat := o.catalog
 	var nsErr error
-	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
+	in, err := o.inputs.scanObjects(ctx, o.In, o.ErrOut, cat, func(d *document.Document) error {
 		if err := cat.Namespaces().Check(d); err != nil && nsErr == nil {
 			nsErr = inputError(err)
 		}
