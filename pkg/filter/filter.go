@@ -607,15 +607,29 @@ func (c *CRDCheck) fetch(root string) error {
 		return err
 	}
 	defer done()
-	set, err := source.Fetch(c.ctx, source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
-		CAFile: c.SourceCertificateAuthority, ClientCertFile: c.SourceClientCertificate, ClientKeyFile: c.SourceClientKey,
-		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
-		MaxBytes: document.MaxDocumentBytes, ChartValues: values, Warn: c.warn, ChartRoot: root}, c.Lock, c.CRDPaths, c.Previous)
+	settings := c.sources()
+	settings.ChartValues = values
+	opts := settings.Options()
+	opts.MaxBytes, opts.Warn, opts.ChartRoot = document.MaxDocumentBytes, c.warn, root
+	set, err := source.Fetch(c.ctx, opts, c.Lock, c.CRDPaths, c.Previous)
 	if err != nil {
 		return err
 	}
 	c.remote = set
 	return nil
+}
+
+// sourceNames are the config's fields of source.Settings, as its messages
+// name them.
+var sourceNames = source.Names{Lock: "lock", Offline: "offline", ClientCert: "sourceClientCertificate", ClientKey: "sourceClientKey"}
+
+// sources are the settings of the remote sources that the config's fields
+// give (the plugin's flags give the same, source.Settings): they map here
+// alone. The values files of charts are chartValues's.
+func (c *CRDCheck) sources() source.Settings {
+	return source.Settings{Lock: c.Lock, Offline: c.Offline, CAFile: c.SourceCertificateAuthority,
+		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
+		ClientCert: c.SourceClientCertificate, ClientKey: c.SourceClientKey, Names: sourceNames}
 }
 
 // warn writes a warning to Warnings, if any.
@@ -745,8 +759,9 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	if _, err := finding.NewGate(cfg.FailOn, false); err != nil {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
-	if cfg.SourceClientKey != "" && cfg.SourceClientCertificate == "" {
-		return nil, errors.New("function config: sourceClientKey is the key of sourceClientCertificate: set that too")
+	settings := cfg.sources()
+	if err := settings.Validate(); err != nil {
+		return nil, fmt.Errorf("function config: %w", err)
 	}
 	return cfg, nil
 }

@@ -94,7 +94,7 @@ func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer
 	if s.cache, err = crdindex.Open(crdindex.DefaultDir(), crdindex.BuildKey()); err != nil && len(f.CRDFiles) > 0 {
 		warnOn(errOut)(err.Error())
 	}
-	remote, err := f.remote.fetch(ctx, f.offline, warnOn(errOut), f.CRDFiles, f.Old)
+	remote, err := f.remote.fetch(ctx, warnOn(errOut), f.CRDFiles, f.Old)
 	if err != nil {
 		return nil, err
 	}
