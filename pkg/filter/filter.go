@@ -217,7 +217,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 		c.ctx = context.Background()
 	}
 	c.Results = nil
-	gate, err := finding.NewGate(c.FailOn, c.IgnoreMissingCRDs)
+	gate, err := c.gateOptions().Gate()
 	if err != nil {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
@@ -619,6 +619,12 @@ func (c *CRDCheck) fetch(root string) error {
 	return nil
 }
 
+// gateOptions are what the config says fails the run (failOn,
+// ignoreMissingCRDs), as the plugin's flags say it: one gate for both.
+func (c *CRDCheck) gateOptions() finding.GateOptions {
+	return finding.GateOptions{FailOn: c.FailOn, IgnoreMissingCRDs: c.IgnoreMissingCRDs}
+}
+
 // sourceNames are the config's fields of source.Settings, as its messages
 // name them.
 var sourceNames = source.Names{Lock: "lock", Offline: "offline", ClientCert: "sourceClientCertificate", ClientKey: "sourceClientKey"}
@@ -756,7 +762,7 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	default:
 		return nil, fmt.Errorf("function config: loadRestrictor: unknown value %q (%s, %s)", cfg.LoadRestrictor, LoadRestrictionsRootOnly, LoadRestrictionsNone)
 	}
-	if _, err := finding.NewGate(cfg.FailOn, false); err != nil {
+	if err := cfg.gateOptions().Validate(); err != nil {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
 	settings := cfg.sources()
