@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // TempPrefix starts the names of the temporary files, hidden, so that an
@@ -168,6 +169,9 @@ func createTemp(dir, prefix string) (*os.File, error) {
 	temps.Lock()
 	defer temps.Unlock()
 	temps.watch.Do(watchSignals)
+	if temps.interrupted {
+		return nil, errInterrupted
+	}
 	for range 100 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -229,6 +233,9 @@ func TempDir(pattern string) (dir string, remove func() error, err error) {
 	temps.Lock()
 	defer temps.Unlock()
 	temps.watch.Do(watchSignals)
+	if temps.interrupted {
+		return "", nil, errInterrupted
+	}
 	dir, err = os.MkdirTemp("", pattern)
 	if err != nil {
 		return "", nil, err
@@ -290,8 +297,10 @@ var temps = struct {
 	cleanups map[int]func()
 	next     int
 	watch    sync.Once
-	// cancel is SignalContext's: nil for none, or once called.
-	cancel context.CancelCauseFunc
+	// cancel is SignalContext's: nil for none, or once called; then
+	// interrupted, and no temporary file or directory is created.
+	cancel      context.CancelCauseFunc
+	interrupted bool
 }{names: map[string]bool{}, dirs: map[string]bool{}, cleanups: map[int]func(){}}
 
 // watchSignals runs the cleanups, last registered first, and removes every
@@ -318,8 +327,14 @@ func watchSignals() {
 			temps.Lock()
 			if temps.cancel != nil && len(temps.names)+len(temps.dirs)+len(temps.cleanups) == 0 {
 				temps.cancel(Interrupted{sig})
-				temps.cancel = nil
+				temps.cancel, temps.interrupted = nil, true
 				temps.Unlock()
+				// What does not stop by its context is ended here.
+				time.AfterFunc(interruptGrace, func() {
+					temps.Lock()
+					cleanUp()
+					dieOf(sig)
+				})
 				continue
 			}
 			cleanUp()
@@ -327,6 +342,16 @@ func watchSignals() {
 		}
 	}()
 }
+
+// interruptGrace is how long a run whose SignalContext a signal cancelled
+// has to end (DieOf) before the handler ends it: its fetches and requests
+// stop at once, a loop that does not look at the context may not.
+const interruptGrace = 2 * time.Second
+
+// errInterrupted refuses a temporary file or directory once a signal has
+// cancelled the SignalContext: no write begins after it (a run of
+// --in-place stops before its next file).
+var errInterrupted = errors.New("interrupted")
 
 // Interrupted is the cause of a SignalContext's cancellation.
 type Interrupted struct{ Signal os.Signal }
@@ -336,10 +361,11 @@ func (i Interrupted) Error() string { return "interrupted by " + i.Signal.String
 // SignalContext is a run's context, cancelled by SIGINT or SIGTERM while
 // the run has no temporary file, directory or cleanup registered (a fetch,
 // a request of the cluster, a credential plugin): the run stops its work,
-// and its main ends by DieOf. With some registered (a chart rendering, a
-// write), the signal ends the process at once, as without a
-// SignalContext (watchSignals). interrupted is the signal that cancelled
-// it, nil for none.
+// creates no temporary file after it (no write begins), and its main ends
+// by DieOf, within interruptGrace or by the handler. With some registered
+// (a chart rendering, a write), the signal ends the process at once, as
+// without a SignalContext (watchSignals). interrupted is the signal that
+// cancelled it, nil for none.
 func SignalContext(parent context.Context) (ctx context.Context, interrupted func() os.Signal) {
 	ctx, cancel := context.WithCancelCause(parent)
 	temps.Lock()
