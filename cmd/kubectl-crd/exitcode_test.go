@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestFunctionExitCodesThroughRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := plugin.Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, tc.args, filter.NewCommand())
+			code := plugin.Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, tc.args, filter.NewCommand())
 			stderr := errOut.String()
 			if code != tc.code || out.Len() != 0 {
 				t.Errorf("exit %d, stdout %q, want exit %d and nothing", code, out.String(), tc.code)

@@ -2,12 +2,14 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // kubeconfig auth providers (oidc), as kubectl has them
 
+	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/internal/startup"
 	"github.com/kubectl-crd/kubectl-crd/pkg/filter"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin"
@@ -15,7 +17,16 @@ import (
 
 func main() {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	os.Exit(run(streams, os.Args[1:]))
+	// Cancelled by SIGINT or SIGTERM: every fetch, chart rendering and
+	// request of the cluster stops, as crane's commands do.
+	ctx, interrupted := safewrite.SignalContext(context.Background())
+	code := run(ctx, streams, os.Args[1:])
+	if sig := interrupted(); sig != nil {
+		// Its work stopped, the run ends as the signal ends a process
+		// (130 in a shell for SIGINT), its temporary files removed.
+		safewrite.DieOf(sig)
+	}
+	os.Exit(code)
 }
 
 // run runs a command of either front end: the KRM function shares the
@@ -26,7 +37,7 @@ func main() {
 // The garbage collector, off while the packages initialised
 // (internal/startup), is back on as GOGC sets it before any command runs;
 // --help and usage errors print and exit without it.
-func run(streams genericiooptions.IOStreams, args []string) int {
+func run(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
 	cobra.OnInitialize(startup.Done)
-	return plugin.Run(streams, args, filter.NewCommand())
+	return plugin.Run(ctx, streams, args, filter.NewCommand())
 }

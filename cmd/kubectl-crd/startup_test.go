@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -33,7 +34,7 @@ func TestCollectorOnWhenACommandRuns(t *testing.T) {
 	percent := debug.SetGCPercent(-1) // off, as while the packages initialise
 	defer debug.SetGCPercent(percent)
 	var out, errOut bytes.Buffer
-	if code := run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"version"}); code != 0 {
+	if code := run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"version"}); code != 0 {
 		t.Fatalf("version: exit %d, stderr %q", code, errOut.String())
 	}
 	if got := debug.SetGCPercent(percent); got != percent {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"regexp"
 	"sort"
@@ -27,7 +28,7 @@ func TestPluginAndFunctionWordFindingsAlike(t *testing.T) {
 	} {
 		t.Run(ex.objects, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			plugin.Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+			plugin.Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 				[]string{"prune", "--offline", "--crd-file", ex.crd, "-f", ex.objects})
 			line := regexp.MustCompile(`^(?:Warning|Error): [^:]+: (?:the server would refuse it: )?(.*) \([^()]*:\d+\)$`)
 			var fromPlugin []string

@@ -5,6 +5,7 @@
 package safewrite
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // TempPrefix starts the names of the temporary files, hidden, so that an
@@ -167,6 +169,9 @@ func createTemp(dir, prefix string) (*os.File, error) {
 	temps.Lock()
 	defer temps.Unlock()
 	temps.watch.Do(watchSignals)
+	if temps.interrupted {
+		return nil, errInterrupted
+	}
 	for range 100 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -228,6 +233,9 @@ func TempDir(pattern string) (dir string, remove func() error, err error) {
 	temps.Lock()
 	defer temps.Unlock()
 	temps.watch.Do(watchSignals)
+	if temps.interrupted {
+		return "", nil, errInterrupted
+	}
 	dir, err = os.MkdirTemp("", pattern)
 	if err != nil {
 		return "", nil, err
@@ -263,6 +271,18 @@ func AtSignal(cleanup func()) (done func()) {
 	}
 }
 
+// DieOf ends the process by sig, as the signal ends it (the status a
+// shell reports as 130 for SIGINT, 143 for SIGTERM), once the cleanups
+// have run and the temporary files and directories are removed: for a run
+// whose SignalContext a signal cancelled (cmd/kubectl-crd), after its work
+// has stopped. Should the handler be at work already (a second signal),
+// DieOf waits for it, and it ends the process. Never returns.
+func DieOf(sig os.Signal) {
+	temps.Lock() // never unlocked: the handler, at work, keeps it too
+	cleanUp()
+	dieOf(sig)
+}
+
 // temps are the temporary files and directories that exist, and the
 // cleanups, for the signal handler. One handler for the process,
 // installed with the first of them and never stopped: a handler per
@@ -277,6 +297,10 @@ var temps = struct {
 	cleanups map[int]func()
 	next     int
 	watch    sync.Once
+	// cancel is SignalContext's: nil for none, or once called; then
+	// interrupted, and no temporary file or directory is created.
+	cancel      context.CancelCauseFunc
+	interrupted bool
 }{names: map[string]bool{}, dirs: map[string]bool{}, cleanups: map[int]func(){}}
 
 // watchSignals runs the cleanups, last registered first, and removes every
@@ -285,6 +309,12 @@ var temps = struct {
 // in a shell). It keeps temps locked: nothing is created, renamed or
 // registered after it. A signal the process ignores (nohup, a background
 // job) stays ignored. Called with temps locked.
+//
+// With a SignalContext and nothing to remove or stop, the first signal
+// cancels the context instead, and the run ends by DieOf; a second one
+// ends it here. One handler decides, so that the run does not go on,
+// woken by its context, while the handler removes its files: it
+// re-created a directory the handler had just removed.
 func watchSignals() {
 	sigs := make(chan os.Signal, 1)
 	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
@@ -293,17 +323,74 @@ func watchSignals() {
 		}
 	}
 	go func() {
-		sig := <-sigs
-		temps.Lock()
-		for _, id := range slices.Backward(slices.Sorted(maps.Keys(temps.cleanups))) {
-			temps.cleanups[id]()
+		for sig := range sigs {
+			temps.Lock()
+			if temps.cancel != nil && len(temps.names)+len(temps.dirs)+len(temps.cleanups) == 0 {
+				temps.cancel(Interrupted{sig})
+				temps.cancel, temps.interrupted = nil, true
+				temps.Unlock()
+				// What does not stop by its context is ended here.
+				time.AfterFunc(interruptGrace, func() {
+					temps.Lock()
+					cleanUp()
+					dieOf(sig)
+				})
+				continue
+			}
+			cleanUp()
+			dieOf(sig)
 		}
-		for name := range temps.names {
-			os.Remove(name)
-		}
-		for dir := range temps.dirs {
-			os.RemoveAll(dir)
-		}
-		dieOf(sig)
 	}()
+}
+
+// interruptGrace is how long a run whose SignalContext a signal cancelled
+// has to end (DieOf) before the handler ends it: its fetches and requests
+// stop at once, a loop that does not look at the context may not.
+const interruptGrace = 2 * time.Second
+
+// errInterrupted refuses a temporary file or directory once a signal has
+// cancelled the SignalContext: no write begins after it (a run of
+// --in-place stops before its next file).
+var errInterrupted = errors.New("interrupted")
+
+// Interrupted is the cause of a SignalContext's cancellation.
+type Interrupted struct{ Signal os.Signal }
+
+func (i Interrupted) Error() string { return "interrupted by " + i.Signal.String() }
+
+// SignalContext is a run's context, cancelled by SIGINT or SIGTERM while
+// the run has no temporary file, directory or cleanup registered (a fetch,
+// a request of the cluster, a credential plugin): the run stops its work,
+// creates no temporary file after it (no write begins), and its main ends
+// by DieOf, within interruptGrace or by the handler. With some registered
+// (a chart rendering, a write), the signal ends the process at once, as
+// without a SignalContext (watchSignals). interrupted is the signal that
+// cancelled it, nil for none.
+func SignalContext(parent context.Context) (ctx context.Context, interrupted func() os.Signal) {
+	ctx, cancel := context.WithCancelCause(parent)
+	temps.Lock()
+	defer temps.Unlock()
+	temps.cancel = cancel
+	temps.watch.Do(watchSignals)
+	return ctx, func() os.Signal {
+		var i Interrupted
+		if errors.As(context.Cause(ctx), &i) {
+			return i.Signal
+		}
+		return nil
+	}
+}
+
+// cleanUp runs the cleanups, last registered first, and removes every
+// temporary file and directory. Called with temps locked, for good.
+func cleanUp() {
+	for _, id := range slices.Backward(slices.Sorted(maps.Keys(temps.cleanups))) {
+		temps.cleanups[id]()
+	}
+	for name := range temps.names {
+		os.Remove(name)
+	}
+	for dir := range temps.dirs {
+		os.RemoveAll(dir)
+	}
 }

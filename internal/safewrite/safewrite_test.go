@@ -4,6 +4,7 @@ package safewrite
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -292,7 +293,27 @@ const manyEnv = "SAFEWRITE_TEST_MANY_WRITES"
 // writes its name to the log in the directory it names.
 const cleanupsEnv = "SAFEWRITE_TEST_CLEANUPS"
 
+// contextEnv makes the test binary a run with a SignalContext, for
+// TestSignalContext: "stop" stops when it is cancelled, tries to create a
+// temporary directory (its error goes to the log in the directory of
+// contextDirEnv) and ends by DieOf; "ignore" never looks at it.
+const (
+	contextEnv    = "SAFEWRITE_TEST_CONTEXT"
+	contextDirEnv = "SAFEWRITE_TEST_CONTEXT_DIR"
+)
+
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(contextEnv); mode != "" {
+		ctx, interrupted := SignalContext(context.Background())
+		os.Stdout.WriteString("running\n")
+		if mode == "ignore" {
+			select {}
+		}
+		<-ctx.Done()
+		_, _, err := TempDir("kubectl-crd-test-")
+		os.WriteFile(filepath.Join(os.Getenv(contextDirEnv), "log"), []byte(fmt.Sprint(err)), 0o600)
+		DieOf(interrupted())
+	}
 	if dir := os.Getenv(cleanupsEnv); dir != "" {
 		tmp, _, err := TempDir("kubectl-crd-test-")
 		if err == nil {
@@ -502,6 +523,54 @@ func TestSignalCleanups(t *testing.T) {
 			}
 			if got := readString(t, filepath.Join(logDir, "log")); got != "last\nfirst\n" {
 				t.Errorf("cleanups ran: %q, want last then first", got)
+			}
+		})
+	}
+}
+
+// A signal cancels a SignalContext while nothing is registered: the run
+// stops, creates no temporary directory after it, and ends by DieOf,
+// killed by the signal; a run that does not look at its context is ended
+// by the handler within interruptGrace.
+func TestSignalContext(t *testing.T) {
+	for _, mode := range []string{"stop", "ignore"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), contextEnv+"="+mode, contextDirEnv+"="+dir, "TMPDIR="+dir)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "running\n" {
+				cmd.Process.Kill()
+				t.Fatalf("helper said %q: %v", line, err)
+			}
+			start := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("helper: %v", err)
+			}
+			if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+				t.Errorf("helper ended with %v, want killed by SIGINT", ws)
+			}
+			if took := time.Since(start); took > interruptGrace+3*time.Second {
+				t.Errorf("took %v after the signal", took)
+			}
+			if mode == "stop" {
+				if got := readString(t, filepath.Join(dir, "log")); got != errInterrupted.Error() {
+					t.Errorf("TempDir after the signal: %q, want %q", got, errInterrupted)
+				}
+				if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+					t.Errorf("left: %v", entries)
+				}
 			}
 		})
 	}

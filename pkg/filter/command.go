@@ -122,9 +122,12 @@ func runKRM(c *cobra.Command, args []string) error {
 	var buf bytes.Buffer
 	var err error
 	if len(args) == 0 {
-		err = resourceList(c.InOrStdin(), &buf, stderr)
+		err = resourceList(c.InOrStdin(), &buf, Processor{Warnings: stderr, Context: c.Context()})
 	} else {
-		err = standalone(args[0], args[1:], c.InOrStdin(), &buf, stderr)
+		err = standalone(args[0], args[1:], c.InOrStdin(), &buf, Processor{Warnings: stderr, Context: c.Context()})
+	}
+	if err != nil && c.Context().Err() != nil {
+		return err // stopped (a signal): nothing to print or write (plugin.Run)
 	}
 	if err != nil {
 		printRunError(c, stderr, err)
@@ -175,9 +178,9 @@ func runExitError(err error) error {
 	return &exitcode.Error{Code: exitcode.Input, Err: err, Silent: true}
 }
 
-// resourceList runs the function on stdin: a ResourceList (kustomize, kpt),
-// or plain YAML documents, written back without a wrapper.
-func resourceList(in io.Reader, out, warnings io.Writer) error {
+// resourceList runs the function p on stdin: a ResourceList (kustomize,
+// kpt), or plain YAML documents, written back without a wrapper.
+func resourceList(in io.Reader, out io.Writer, p Processor) error {
 	// A ResourceList is one document: bounded as the plugin bounds one.
 	data, err := io.ReadAll(io.LimitReader(in, document.MaxDocumentBytes+1))
 	if err != nil {
@@ -200,7 +203,7 @@ func resourceList(in io.Reader, out, warnings io.Writer) error {
 		OmitReaderAnnotations: true,
 		KeepReaderAnnotations: true,
 	}
-	return execute(Processor{Warnings: warnings}, rw)
+	return execute(p, rw)
 }
 
 // checkResourceList refuses a ResourceList (or List) that kyaml would
@@ -263,8 +266,8 @@ func nodeKind(n *yaml.Node) string {
 // document reader and its limits: a document of more than 64 MiB (-f
 // /dev/zero) is refused at its line, as every command refuses it, and so
 // are resource files of more than 64 MiB in all, which the function holds
-// whole, as it holds a ResourceList.
-func standalone(config string, files []string, stdin io.Reader, out, warnings io.Writer) error {
+// whole, as it holds a ResourceList. p is the function.
+func standalone(config string, files []string, stdin io.Reader, out io.Writer, p Processor) error {
 	if config == "-" && slices.Contains(files, "-") {
 		return errors.New("stdin (-) is read once: give it as the function config or as a resource file, not both")
 	}
@@ -277,7 +280,7 @@ func standalone(config string, files []string, stdin io.Reader, out, warnings io
 		return err
 	}
 	rw := &kio.ByteReadWriter{Reader: resources, Writer: out, NoWrap: true, FunctionConfig: fc}
-	return execute(Processor{Warnings: warnings}, rw)
+	return execute(p, rw)
 }
 
 // openInput opens a file the function reads ("-": stdin), named as its

@@ -149,8 +149,9 @@ type CRDCheck struct {
 	Warnings io.Writer `json:"-"`
 
 	gate    finding.Gate
-	crdOnly map[int]bool // the items that hold CRDs only (itemDocs)
-	remote  *source.Set  // the remote sources of crdPaths and previous
+	ctx     context.Context // Processor.Context: nil, context.Background
+	crdOnly map[int]bool    // the items that hold CRDs only (itemDocs)
+	remote  *source.Set     // the remote sources of crdPaths and previous
 }
 
 var _ kio.Filter = &CRDCheck{}
@@ -178,6 +179,10 @@ func (p *Paths) UnmarshalJSON(b []byte) error {
 // nil: nowhere).
 type Processor struct {
 	Warnings io.Writer
+	// Context is the run's (the command's, which a signal cancels): the
+	// remote sources are fetched, and the charts rendered, on it; nil:
+	// context.Background. A field, as the framework's Process takes none.
+	Context context.Context
 }
 
 var _ framework.ResourceListProcessor = Processor{}
@@ -189,7 +194,7 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 	if err != nil {
 		return err
 	}
-	check.Warnings = p.Warnings
+	check.Warnings, check.ctx = p.Warnings, p.Context
 	items, err := check.Filter(rl.Items)
 	if err != nil {
 		return err
@@ -208,8 +213,11 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 // one that has a previous version as an update of it. Items are replaced
 // only where something changes.
 func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
+	if c.ctx == nil {
+		c.ctx = context.Background()
+	}
 	c.Results = nil
-	gate, err := finding.NewGate(c.FailOn, c.IgnoreMissingCRDs)
+	gate, err := c.gateOptions().Gate()
 	if err != nil {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
@@ -285,7 +293,7 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 		return nil, nil, err
 	}
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
-	run, err := l.Resolve(context.Background())
+	run, err := l.Resolve(c.ctx)
 	var ie *document.InputError
 	if errors.As(err, &ie) {
 		// A CRD of crdPaths or previous that an item uses: named by its field.
@@ -360,7 +368,7 @@ func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *cata
 		ic := itemChecks{doc: doc}
 		// The objects kubectl would send: a List's items one by one.
 		for _, d := range doc.Objects() {
-			v, err := cat.Check(context.Background(), d, opts)
+			v, err := cat.Check(c.ctx, d, opts)
 			if err != nil {
 				ic.err = err
 				break
@@ -598,15 +606,35 @@ func (c *CRDCheck) fetch(root string) error {
 		return err
 	}
 	defer done()
-	set, err := source.Fetch(context.Background(), source.Options{Dir: source.DefaultDir(), Offline: c.Offline,
-		CAFile: c.SourceCertificateAuthority, ClientCertFile: c.SourceClientCertificate, ClientKeyFile: c.SourceClientKey,
-		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
-		MaxBytes: document.MaxDocumentBytes, ChartValues: values, Warn: c.warn, ChartRoot: root}, c.Lock, c.CRDPaths, c.Previous)
+	settings := c.sources()
+	settings.ChartValues = values
+	opts := settings.Options()
+	opts.MaxBytes, opts.Warn, opts.ChartRoot = document.MaxDocumentBytes, c.warn, root
+	set, err := source.Fetch(c.ctx, opts, c.Lock, c.CRDPaths, c.Previous)
 	if err != nil {
 		return err
 	}
 	c.remote = set
 	return nil
+}
+
+// gateOptions are what the config says fails the run (failOn,
+// ignoreMissingCRDs), as the plugin's flags say it: one gate for both.
+func (c *CRDCheck) gateOptions() finding.GateOptions {
+	return finding.GateOptions{FailOn: c.FailOn, IgnoreMissingCRDs: c.IgnoreMissingCRDs}
+}
+
+// sourceNames are the config's fields of source.Settings, as its messages
+// name them.
+var sourceNames = source.Names{Lock: "lock", Offline: "offline", ClientCert: "sourceClientCertificate", ClientKey: "sourceClientKey"}
+
+// sources are the settings of the remote sources that the config's fields
+// give (the plugin's flags give the same, source.Settings): they map here
+// alone. The values files of charts are chartValues's.
+func (c *CRDCheck) sources() source.Settings {
+	return source.Settings{Lock: c.Lock, Offline: c.Offline, CAFile: c.SourceCertificateAuthority,
+		Insecure: c.SourceInsecureSkipTLSVerify, PlainHTTP: c.SourcePlainHTTP,
+		ClientCert: c.SourceClientCertificate, ClientKey: c.SourceClientKey, Names: sourceNames}
 }
 
 // warn writes a warning to Warnings, if any.
@@ -733,11 +761,12 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	default:
 		return nil, fmt.Errorf("function config: loadRestrictor: unknown value %q (%s, %s)", cfg.LoadRestrictor, LoadRestrictionsRootOnly, LoadRestrictionsNone)
 	}
-	if _, err := finding.NewGate(cfg.FailOn, false); err != nil {
+	if err := cfg.gateOptions().Validate(); err != nil {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
 	}
-	if cfg.SourceClientKey != "" && cfg.SourceClientCertificate == "" {
-		return nil, errors.New("function config: sourceClientKey is the key of sourceClientCertificate: set that too")
+	settings := cfg.sources()
+	if err := settings.Validate(); err != nil {
+		return nil, fmt.Errorf("function config: %w", err)
 	}
 	return cfg, nil
 }

@@ -30,8 +30,8 @@ func (cc catalogCluster) CRDs(ctx context.Context, kinds map[runtimeschema.Group
 	return out, nil
 }
 
-func (cc catalogCluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
-	return cc.c.Serves(gvk)
+func (cc catalogCluster) Serves(ctx context.Context, gvk runtimeschema.GroupVersionKind) (bool, error) {
+	return cc.c.Serves(ctx, gvk)
 }
 
 func (cc catalogCluster) GetObject(ctx context.Context, gvr runtimeschema.GroupVersionResource, namespace, name string) (map[string]interface{}, error) {

@@ -231,7 +231,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 // is looked up.
 func (o *CheckUpdateOptions) load(ctx context.Context, upgrade *upgradeCheck) (*objectStream, error) {
 	var errs []error
-	in, err := o.inputs.scanObjects(o.In, o.ErrOut, o.catalog, func(d *document.Document) error {
+	in, err := o.inputs.scanObjects(ctx, o.In, o.ErrOut, o.catalog, func(d *document.Document) error {
 		if _, _, err := prune.Identify(d); err != nil {
 			errs = append(errs, err)
 		}

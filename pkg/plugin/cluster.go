@@ -285,7 +285,7 @@ func (c *cluster) crdsByName(ctx context.Context, kinds map[runtimeschema.GroupK
 	sort.Slice(gks, func(i, j int) bool { return gks[i].String() < gks[j].String() })
 	names := make([]string, len(gks))
 	for i, gk := range gks {
-		resource, err := c.resourceOf(gk)
+		resource, err := c.resourceOf(ctx, gk)
 		if err != nil || resource == "" {
 			return nil, false, err
 		}
@@ -322,8 +322,8 @@ func (c *cluster) crdsByName(ctx context.Context, kinds map[runtimeschema.GroupK
 
 // resourceOf is the resource of a kind, as discovery tells it (the
 // preferred version first): "" when no served version has the kind.
-func (c *cluster) resourceOf(gk runtimeschema.GroupKind) (string, error) {
-	ctx, d := c.discoveryClient()
+func (c *cluster) resourceOf(ctx context.Context, gk runtimeschema.GroupKind) (string, error) {
+	ctx, d := c.discoveryClient(ctx)
 	groups, err := d.ServerGroupsWithContext(ctx)
 	if err != nil {
 		return "", c.apiError("discovering the API groups", err)
@@ -348,11 +348,11 @@ func (c *cluster) resourceOf(gk runtimeschema.GroupKind) (string, error) {
 	return "", nil
 }
 
-// discoveryClient is the discovery client, with a context whose logger
+// discoveryClient is the discovery client, with ctx and a logger that
 // drops client-go's own report of a failure: it is ours to report, in one
 // line.
-func (c *cluster) discoveryClient() (context.Context, discovery.DiscoveryInterfaceWithContext) {
-	return klog.NewContext(context.Background(), logr.Discard()), discovery.ToDiscoveryInterfaceWithContext(c.discovery)
+func (c *cluster) discoveryClient(ctx context.Context) (context.Context, discovery.DiscoveryInterfaceWithContext) {
+	return klog.NewContext(ctx, logr.Discard()), discovery.ToDiscoveryInterfaceWithContext(c.discovery)
 }
 
 // resourceIn is the resource of kind in gv, as discovery tells it: "" when
@@ -436,11 +436,11 @@ func crdMatches(crd *apiextensionsv1.CustomResourceDefinition, name string) bool
 
 // Serves reports whether the cluster serves kind in group/version by any
 // API, built in or aggregated (discovery, cached on disk like kubectl's).
-func (c *cluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
+func (c *cluster) Serves(ctx context.Context, gvk runtimeschema.GroupVersionKind) (bool, error) {
 	if err := c.connect(); err != nil {
 		return false, err
 	}
-	ctx, d := c.discoveryClient()
+	ctx, d := c.discoveryClient(ctx)
 	groups, err := d.ServerGroupsWithContext(ctx)
 	if err != nil {
 		return false, c.apiError("discovering the API groups", err)

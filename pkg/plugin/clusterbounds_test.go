@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,7 +97,7 @@ func runBounded(t *testing.T, limit time.Duration, args ...string) (code int, st
 	start := time.Now()
 	go func() {
 		var out, errOut bytes.Buffer
-		code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+		code := Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 		done <- result{code, out.String(), errOut.String()}
 	}()
 	select {

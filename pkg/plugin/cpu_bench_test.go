@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func benchCommand(b *testing.B, args ...string) {
 	for i := 0; i < b.N; i++ {
 		var errOut bytes.Buffer
 		streams := genericiooptions.IOStreams{In: bytes.NewReader(nil), Out: io.Discard, ErrOut: &errOut}
-		if code := Run(streams, args); code > 1 {
+		if code := Run(context.Background(), streams, args); code > 1 {
 			b.Fatalf("exit %d:\n%s", code, errOut.String())
 		}
 	}

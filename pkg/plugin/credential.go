@@ -27,9 +27,12 @@ import (
 )
 
 // A credential plugin (a kubeconfig user's exec) runs here, not in
-// client-go: client-go runs it with exec.Cmd.Run, which no deadline and no
-// request context reaches, so a plugin that never exits hangs every command
-// whatever --request-timeout says, and it hands the plugin our stderr, where
+// client-go: client-go's exec authenticator (plugin/pkg/client/auth/exec,
+// refreshCredsLocked, as of v0.37) runs it with exec.Command and Cmd.Run,
+// which no deadline, no request context and no signal reaches (its
+// command, stdin and stderr are unexported fields, and no option bounds
+// it), so a plugin that never exits hangs every command whatever
+// --request-timeout says, and it hands the plugin our stderr, where
 // whatever it prints (tokens included) lands in CI logs. This runs it as
 // client-go does (the same KUBERNETES_EXEC_INFO, arguments, environment and
 // answer), once per run, but stopped after --request-timeout with its whole
@@ -38,7 +41,9 @@ import (
 // with kubectl). Its credentials then go in the rest.Config as a token or a
 // client certificate. Not done: running it again when they expire or on a
 // 401 (a run is short), and the plugin allowlist of kubectl's kuberc, which
-// kubectl crd does not read.
+// kubectl crd does not read. TestCredentialsAsClientGo runs both on the
+// same config: the plugin sees the same arguments, environment and
+// ExecCredential, the server gets the same token, and both fail alike.
 
 // execInfoEnv is where a credential plugin finds its ExecCredential.
 const execInfoEnv = "KUBERNETES_EXEC_INFO"
@@ -71,11 +76,15 @@ func (e *credentialError) Unwrap() error { return e.err }
 // credentials runs a config's credential plugin once and hands every config
 // of the run its result.
 type credentials struct {
-	once  sync.Once
-	token string
-	cert  []byte
-	key   []byte
-	err   error
+	// context is the run's (nil, or nil from it: context.Background): a
+	// signal stops the plugin, in its own process group, which the
+	// terminal's ^C does not reach.
+	context func() context.Context
+	once    sync.Once
+	token   string
+	cert    []byte
+	key     []byte
+	err     error
 }
 
 // apply replaces c's credential plugin by its credentials, running it on
@@ -87,12 +96,19 @@ func (cr *credentials) apply(c *rest.Config) *rest.Config {
 		return c
 	}
 	exec := c.ExecProvider
+	// The cluster as client-go gives it to the plugin (provideClusterInfo),
+	// while c has its ExecProvider (ConfigToExecCluster reads its config).
+	cluster, clusterErr := rest.ConfigToExecCluster(c)
 	c.ExecProvider = nil
 	if c.BearerToken != "" || c.BearerTokenFile != "" || c.Username != "" || c.Password != "" ||
 		(len(c.CertData) > 0 || c.CertFile != "") && (len(c.KeyData) > 0 || c.KeyFile != "") {
 		return c
 	}
-	cr.once.Do(func() { cr.err = cr.run(exec, c) })
+	cr.once.Do(func() {
+		if cr.err = clusterErr; cr.err == nil {
+			cr.err = cr.run(exec, cluster, c.Timeout)
+		}
+	})
 	if cr.err != nil {
 		err := &credentialError{cr.err}
 		c.Wrap(func(http.RoundTripper) http.RoundTripper { return failingTransport{err} })
@@ -108,8 +124,9 @@ type failingTransport struct{ err error }
 
 func (f failingTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
 
-// run runs the plugin, bounded by c.Timeout (0: no limit).
-func (cr *credentials) run(conf *clientcmdapi.ExecConfig, c *rest.Config) error {
+// run runs the plugin, bounded by timeout (0: no limit), with the
+// cluster's information when the kubeconfig asks for it.
+func (cr *credentials) run(conf *clientcmdapi.ExecConfig, cluster *clientauthentication.Cluster, timeout time.Duration) error {
 	name := conf.Command
 	gv, ok := credentialVersions[conf.APIVersion]
 	if !ok {
@@ -122,25 +139,30 @@ func (cr *credentials) run(conf *clientcmdapi.ExecConfig, c *rest.Config) error 
 	}
 	input := &clientauthentication.ExecCredential{Spec: clientauthentication.ExecCredentialSpec{Interactive: interactive}}
 	if conf.ProvideClusterInfo {
-		if input.Spec.Cluster, err = rest.ConfigToExecCluster(c); err != nil {
-			return fmt.Errorf("the credential plugin %s: %w", name, err)
-		}
+		input.Spec.Cluster = cluster
 	}
 	info, err := runtime.Encode(credentialCodecs().LegacyCodec(gv), input)
 	if err != nil {
 		return fmt.Errorf("the credential plugin %s: %w", name, err)
 	}
 
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
-	if c.Timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+	ctx := context.Background()
+	if cr.context != nil && cr.context() != nil {
+		ctx = cr.context()
+	}
+	ctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, conf.Args...)
-	cmd.Env = append(os.Environ(), execInfoEnv+"="+string(info))
+	// The kubeconfig's variables, then ours: KUBERNETES_EXEC_INFO is
+	// client-go's whatever they say (the last of a name wins).
+	cmd.Env = os.Environ()
 	for _, e := range conf.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
+	cmd.Env = append(cmd.Env, execInfoEnv+"="+string(info))
 	stdout := &boundedBuffer{max: maxCredentialOutput, full: cancel}
 	cmd.Stdout = stdout
 	var stderr *lineLogger
@@ -168,7 +190,7 @@ func (cr *credentials) run(conf *clientcmdapi.ExecConfig, c *rest.Config) error 
 	case stdout.over:
 		return fmt.Errorf("the credential plugin %s wrote more than %d MiB on stdout, where an ExecCredential is a few KiB: it was stopped", name, maxCredentialOutput>>20)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("the credential plugin %s did not finish within --request-timeout (%v): it was stopped%s", name, c.Timeout, seeStderr)
+		return fmt.Errorf("the credential plugin %s did not finish within --request-timeout (%v): it was stopped%s", name, timeout, seeStderr)
 	case errors.As(err, &exitErr):
 		return fmt.Errorf("the credential plugin %s failed (%v)%s", name, exitErr.ProcessState, seeStderr)
 	case errors.Is(err, exec.ErrWaitDelay):

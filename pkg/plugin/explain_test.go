@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"io"
 	"runtime"
 	"strings"
@@ -95,7 +96,7 @@ func TestExplainIsLinearInDepth(t *testing.T) {
 		var errOut strings.Builder
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"explain-structural", "-f", file})
+		code := Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"explain-structural", "-f", file})
 		runtime.ReadMemStats(&after)
 		if code != 0 || out.n < depth*depth {
 			t.Fatalf("depth %d: exit %d, %d bytes written, stderr:\n%s", depth, code, out.n, errOut.String())

@@ -6,12 +6,13 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 )
 
-// gateFlags are --fail-on and --ignore-missing-crds: the findings that
-// fail a run (exit 1), by the names the KRM function's failOn takes. The
-// rule is the engine's (finding.Gate), the same in both front ends.
+// gateFlags are --fail-on and --ignore-missing-crds (and prune's
+// --fail-on-prune): the findings that fail a run (exit 1), by the names
+// the KRM function's failOn takes, bound to the options both front ends
+// share (finding.GateOptions). The rule is the engine's (finding.Gate),
+// the same in both.
 type gateFlags struct {
-	FailOn            []string
-	IgnoreMissingCRDs bool
+	finding.GateOptions
 
 	gate finding.Gate
 }
@@ -33,11 +34,10 @@ func (g *gateFlags) AddFlags(cmd *cobra.Command) {
 
 // Complete makes the gate: the default findings unless --fail-on names others.
 func (g *gateFlags) Complete(cmd *cobra.Command) error {
-	names := g.FailOn
-	if cmd.Flags().Changed("fail-on") && names == nil {
-		names = []string{} // --fail-on= : nothing fails
+	if cmd.Flags().Changed("fail-on") && g.FailOn == nil {
+		g.FailOn = []string{} // --fail-on= : nothing fails
 	}
-	gate, err := finding.NewGate(names, g.IgnoreMissingCRDs)
+	gate, err := g.Gate()
 	if err != nil {
 		return usageErrorf("--fail-on: %v", err)
 	}

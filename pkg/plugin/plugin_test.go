@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -24,7 +25,7 @@ func run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
-	code := Run(streams, args)
+	code := Run(context.Background(), streams, args)
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 

@@ -20,14 +20,13 @@ import (
 type PruneOptions struct {
 	inputs inputFlags
 	outputFlags
-	Report      string
-	reportSet   bool // --report was given, maybe empty
-	Defaults    bool
-	FailOnPrune bool
-	gateFlags
-	Offline bool
-	InPlace bool
-	Diff    bool
+	Report    string
+	reportSet bool // --report was given, maybe empty
+	Defaults  bool
+	gateFlags // with --fail-on-prune (FailOnPrune)
+	Offline   bool
+	InPlace   bool
+	Diff      bool
 
 	cluster  *cluster
 	catalog  *catalog.Catalog
@@ -139,13 +138,7 @@ func (o *PruneOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.catalog = newCatalog(o.cluster, o.Offline, false)
 	o.inputs.offline = o.Offline
 	o.reportSet = cmd.Flags().Changed("report")
-	if err := o.gateFlags.Complete(cmd); err != nil {
-		return err
-	}
-	if o.FailOnPrune {
-		o.gate = o.gate.With(finding.Prune)
-	}
-	return nil
+	return o.gateFlags.Complete(cmd)
 }
 
 // Validate checks the flags.
@@ -206,7 +199,7 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 func (o *PruneOptions) load(ctx context.Context) (*objectStream, error) {
 	cat := o.catalog
 	var nsErr error
-	in, err := o.inputs.scanObjects(o.In, o.ErrOut, cat, func(d *document.Document) error {
+	in, err := o.inputs.scanObjects(ctx, o.In, o.ErrOut, cat, func(d *document.Document) error {
 		if err := cat.Namespaces().Check(d); err != nil && nsErr == nil {
 			nsErr = inputError(err)
 		}

@@ -3,6 +3,7 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,7 +60,7 @@ Each request to the cluster, and the kubeconfig's credential plugin, times out a
 	})
 	// The kubeconfig flags of every kubectl command: --kubeconfig, --context, -n, --request-timeout, ...
 	// Server warnings are printed on stderr, as kubectl prints them.
-	configFlags := newConfigFlags(streams, cmd.PersistentFlags())
+	configFlags := newConfigFlags(streams, cmd.PersistentFlags(), cmd.Context)
 	registerKubeconfigCompletions(cmd, configFlags)
 	verbosity := cmd.PersistentFlags().IntP("v", "v", 0, "log level of the Kubernetes client, as kubectl's -v: 1 and up also show what a credential plugin writes on stderr, 6 each request, 8 their bodies")
 	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
@@ -90,11 +91,12 @@ Each request to the cluster, and the kubeconfig's credential plugin, times out a
 const defaultRequestTimeout = 30 * time.Second
 
 // newConfigFlags adds the kubeconfig flags to flags, with the default
-// request timeout applied when --request-timeout is not set.
-func newConfigFlags(streams genericiooptions.IOStreams, flags *pflag.FlagSet) *genericclioptions.ConfigFlags {
+// request timeout applied when --request-timeout is not set; the
+// credential plugin runs on ctx's context (the command's, once it runs).
+func newConfigFlags(streams genericiooptions.IOStreams, flags *pflag.FlagSet, ctx func() context.Context) *genericclioptions.ConfigFlags {
 	configFlags := genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams)
 	configFlags.AddFlags(flags)
-	creds := &credentials{}
+	creds := &credentials{context: ctx}
 	return configFlags.WithWrapConfigFn(func(c *rest.Config) *rest.Config {
 		// An explicit --request-timeout=0 means no limit, as in kubectl.
 		if c.Timeout == 0 && !flags.Changed("request-timeout") {
@@ -173,15 +175,24 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 }
 
+// ExitInterrupted is Run's exit code for a run stopped by the
+// cancellation of its context: 128 + SIGINT, as a shell reports a command
+// that SIGINT ended (cmd/kubectl-crd ends by the signal itself).
+const ExitInterrupted = 130
+
 // panicHint follows the message of a recovered panic.
 const panicHint = "this is a bug in kubectl crd: please report it (https://github.com/kubectl-crd/kubectl-crd/issues) with the command and its input"
 
-// Run executes the root command, with extra subcommands, and returns the
+// Run executes the root command, with extra subcommands, on ctx
+// (cmd.Context() in every command: each fetch, chart rendering and
+// request of the cluster stops when it is cancelled), and returns the
 // exit code, printing the error (never a stack trace) on stderr. A failed
 // write to stdout or stderr and a panic are internal errors: exit 3. (A Go
 // runtime fatal error, such as running out of memory, cannot be recovered:
-// the runtime exits 2 itself.)
-func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Command) (code int) {
+// the runtime exits 2 itself.) A run that fails once ctx is cancelled (a
+// signal: cmd/kubectl-crd's main then ends the process by it) prints
+// nothing and exits ExitInterrupted.
+func Run(ctx context.Context, streams genericiooptions.IOStreams, args []string, extra ...*cobra.Command) (code int) {
 	out, errOut := newCheckedWriter(streams.Out), newCheckedWriter(streams.ErrOut)
 	streams.Out, streams.ErrOut = out, errOut
 	defer func() {
@@ -198,7 +209,11 @@ func Run(streams genericiooptions.IOStreams, args []string, extra ...*cobra.Comm
 	cmd.AddCommand(extra...)
 	internalErrors(cmd)
 	cmd.SetArgs(args)
-	err := cmd.Execute()
+	err := cmd.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		// Stopped, not failed: what it says is the cancellation's.
+		return ExitInterrupted
+	}
 	werr := out.err
 	if werr == nil {
 		werr = errOut.err

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
@@ -16,38 +15,21 @@ import (
 )
 
 // sourceFlags are the flags of the remote schema sources of --crd-file
-// and --old (https://, oci://: internal/source, docs/sources.md).
+// and --old (https://, oci://: internal/source, docs/sources.md), bound to
+// the settings both front ends share (source.Settings).
 type sourceFlags struct {
-	Lock       string
-	UpdateLock bool
-	CAFile     string
-	Insecure   bool
-	PlainHTTP  bool
-	ClientCert string
-	ClientKey  string
+	source.Settings
 
-	// Chart are the values of Helm chart sources.
-	Chart chartValues
-
-	flags *pflag.FlagSet // the command's: was --lock given?
-	cmd   *cobra.Command // for --request-timeout, a flag of the root
+	cmd *cobra.Command // for --request-timeout, a flag of the root
 }
 
-// AddFlags registers the flags of remote sources.
+// AddFlags registers the flags of remote sources, and of Helm chart
+// sources (--set, --values).
 func (s *sourceFlags) AddFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&s.Lock, "lock", "", "a lock file (kubectl-crd.lock) pinning the remote sources of --crd-file and --old by digest: a source that changed is an error")
-	cmd.Flags().BoolVar(&s.UpdateLock, "update-lock", false, "fetch the remote sources anew and write their digests to the --lock file")
-	cmd.Flags().StringVar(&s.CAFile, "source-certificate-authority", "", "a PEM file of certificates trusted for https sources, beside the system's")
-	cmd.Flags().BoolVar(&s.Insecure, "source-insecure-skip-tls-verify", false, "do not verify the certificates of https sources (insecure)")
-	cmd.Flags().BoolVar(&s.PlainHTTP, "source-plain-http", false, "reach oci:// registries without TLS (one on loopback always is), and follow plain http on loopback from https (a redirect, a chart's archive)")
-	cmd.Flags().StringVar(&s.ClientCert, "source-client-certificate", "", "a PEM client certificate for https sources and oci:// registries that ask for one (mutual TLS)")
-	cmd.Flags().StringVar(&s.ClientKey, "source-client-key", "", "the PEM key of --source-client-certificate (default: its own file, which then holds both)")
-	completeFiles(cmd, "lock")
-	completeFiles(cmd, "source-certificate-authority")
-	completeFiles(cmd, "source-client-certificate")
-	completeFiles(cmd, "source-client-key")
-	s.Chart.AddFlags(cmd)
-	s.flags = cmd.Flags()
+	s.Settings.AddFlags(cmd.Flags())
+	for _, name := range []string{"lock", "source-certificate-authority", "source-client-certificate", "source-client-key", "values"} {
+		completeFiles(cmd, name)
+	}
 	s.cmd = cmd
 }
 
@@ -70,18 +52,12 @@ func (s *sourceFlags) timeout() time.Duration {
 	return d
 }
 
-// Validate checks the flags of remote sources with --offline.
+// Validate checks the flags of remote sources with the command's
+// --offline (source.Settings.Validate): a usage error.
 func (s *sourceFlags) Validate(offline bool) error {
-	switch {
-	case s.Lock == "" && s.flags != nil && s.flags.Changed("lock"):
-		// Else the run would go on without pins, as if --lock were not given.
-		return usageErrorf("--lock '': give a file name")
-	case s.UpdateLock && s.Lock == "":
-		return usageErrorf("--update-lock writes the file of --lock: name it (e.g. --lock kubectl-crd.lock)")
-	case s.ClientKey != "" && s.ClientCert == "":
-		return usageErrorf("--source-client-key is the key of --source-client-certificate: name the certificate too")
-	case s.UpdateLock && offline:
-		return usageErrorf("--update-lock fetches the sources: it cannot be used with --offline")
+	s.Offline = offline
+	if err := s.Settings.Validate(); err != nil {
+		return inputError(err)
 	}
 	return nil
 }
@@ -89,10 +65,10 @@ func (s *sourceFlags) Validate(offline bool) error {
 // fetch fetches the remote sources among names (or reads them from the
 // cache, by the lock), and writes the lock with --update-lock; warn is
 // told of a cache not trusted.
-func (s *sourceFlags) fetch(ctx context.Context, offline bool, warn func(string), names ...[]string) (*source.Set, error) {
-	set, err := source.Fetch(ctx, source.Options{Dir: source.DefaultDir(), Update: s.UpdateLock, Offline: offline,
-		CAFile: s.CAFile, Insecure: s.Insecure, PlainHTTP: s.PlainHTTP, ClientCertFile: s.ClientCert, ClientKeyFile: s.ClientKey,
-		MaxBytes: document.MaxDocumentBytes, ChartSet: s.Chart.Set, ChartValues: s.Chart.Values, Warn: warn, Timeout: s.timeout()}, s.Lock, names...)
+func (s *sourceFlags) fetch(ctx context.Context, warn func(string), names ...[]string) (*source.Set, error) {
+	opts := s.Options()
+	opts.MaxBytes, opts.Warn, opts.Timeout = document.MaxDocumentBytes, warn, s.timeout()
+	set, err := source.Fetch(ctx, opts, s.Lock, names...)
 	if err != nil {
 		return nil, sourceError(err)
 	}

@@ -68,8 +68,8 @@ type rereadable struct {
 // scanObjects is the first pass of a streaming command: Scan, then the
 // warnings about the inputs, kubectl-style, and about no objects at all.
 // The caller closes the stream.
-func (f *inputFlags) scanObjects(stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
-	in, err := f.Scan(stdin, errOut, cat, visit)
+func (f *inputFlags) scanObjects(ctx context.Context, stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
+	in, err := f.Scan(ctx, stdin, errOut, cat, visit)
 	if err != nil {
 		return nil, err
 	}
@@ -83,8 +83,9 @@ func (f *inputFlags) scanObjects(stdin io.Reader, errOut io.Writer, cat *catalog
 // their CRDs, then the old objects of --old; visit sees each object of -f,
 // the items of Lists one by one, and may stop the scan with an error.
 // What fails nothing but a run should know (a cache not trusted) is
-// printed on errOut as it is found. The caller closes the stream.
-func (f *inputFlags) Scan(stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
+// printed on errOut as it is found. The remote sources are fetched on ctx,
+// the command's. The caller closes the stream.
+func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (f *inputFlags) Scan(stdin io.Reader, errOut io.Writer, cat *catalog.Catalo
 	if s.cache, err = crdindex.Open(crdindex.DefaultDir(), crdindex.BuildKey()); err != nil && len(f.CRDFiles) > 0 {
 		warnOn(errOut)(err.Error())
 	}
-	remote, err := f.remote.fetch(context.Background(), f.offline, warnOn(errOut), f.CRDFiles, f.Old)
+	remote, err := f.remote.fetch(ctx, warnOn(errOut), f.CRDFiles, f.Old)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -299,7 +300,7 @@ func updateInputs(t *testing.T, n int) (newText, oldText string) {
 // runCombined is run with stdout and stderr on one writer, as on a terminal.
 func runCombined(stdin string, args ...string) string {
 	var both bytes.Buffer
-	Run(genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &both, ErrOut: &both}, args)
+	Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &both, ErrOut: &both}, args)
 	return both.String()
 }
 

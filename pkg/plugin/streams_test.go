@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -40,7 +41,7 @@ func TestOutputWriteErrors(t *testing.T) {
 				t.Fatalf("to a buffer: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
 			}
 			var errOut bytes.Buffer
-			code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: full, ErrOut: &errOut}, args)
+			code := Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: full, ErrOut: &errOut}, args)
 			want := "error: writing the output: write /dev/full: no space left on device\n"
 			if code != ExitInternal || !strings.HasSuffix(errOut.String(), want) {
 				t.Errorf("exit %d, stderr:\n%s\nwant exit 3 and the line %q", code, errOut.String(), want)
@@ -58,7 +59,7 @@ func TestStderrWriteError(t *testing.T) {
 	defer full.Close()
 	var out bytes.Buffer
 	// prune warns on stderr about what it drops.
-	code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: full}, []string{"prune", "--crd-file", exampleCRD, "-f", exampleJob})
+	code := Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: full}, []string{"prune", "--crd-file", exampleCRD, "-f", exampleJob})
 	if code != ExitInternal {
 		t.Errorf("exit %d, want 3", code)
 	}
@@ -73,7 +74,7 @@ func TestPanicIsInternalError(t *testing.T) {
 		return nil
 	}}
 	var out, errOut bytes.Buffer
-	code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"boom"}, boom)
+	code := Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"boom"}, boom)
 	want := "internal error: assignment to entry in nil map\n" + panicHint + "\n"
 	if code != ExitInternal || errOut.String() != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 3 and:\n%s", code, errOut.String(), want)
@@ -101,7 +102,7 @@ func TestUnknownErrorIsInternal(t *testing.T) {
 		{[]string{"version", "extra"}, ExitInput, `error: unknown command "extra" for "kubectl crd version"`},
 	} {
 		var out, errOut bytes.Buffer
-		code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, c.args, plain, input)
+		code := Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, c.args, plain, input)
 		if code != c.code || !strings.HasPrefix(errOut.String(), c.stderr) {
 			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit %d and %q", c.args, code, errOut.String(), c.code, c.stderr)
 		}

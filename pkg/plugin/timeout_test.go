@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -61,7 +62,7 @@ func TestRequestTimeout(t *testing.T) {
 			args = append(args, "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir(), "--request-timeout", "500ms")
 			var out, errOut bytes.Buffer
 			start := time.Now()
-			code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+			code := Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 			took := time.Since(start)
 			if code != ExitInternal || !strings.Contains(errOut.String(), "timed out") {
 				t.Errorf("exit %d, stderr:\n%s\nwant exit 3, timed out", code, errOut.String())
@@ -88,7 +89,7 @@ func TestDefaultRequestTimeout(t *testing.T) {
 		{[]string{"--request-timeout", "0"}, 0},
 	} {
 		flags := pflag.NewFlagSet("test", pflag.ContinueOnError)
-		cf := newConfigFlags(genericiooptions.NewTestIOStreamsDiscard(), flags)
+		cf := newConfigFlags(genericiooptions.NewTestIOStreamsDiscard(), flags, context.Background)
 		if err := flags.Parse(append([]string{"--kubeconfig", kubeconfig}, tc.args...)); err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,7 @@ func TestUntrustedErrorEscaped(t *testing.T) {
 	} {
 		fail := &cobra.Command{Use: "fail", RunE: func(*cobra.Command, []string) error { return c.err }}
 		var out, errOut bytes.Buffer
-		Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"fail"}, fail)
+		Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"fail"}, fail)
 		if !strings.HasPrefix(errOut.String(), c.stderr) {
 			t.Errorf("%q: stderr %q, want it to begin with %q", c.err, errOut.String(), c.stderr)
 		}

@@ -4,6 +4,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestPruneReportToRedirectedStream(t *testing.T) {
 			report = fmt.Sprintf(name, f.Fd())
 		}
 		var out bytes.Buffer
-		code := Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: f}, append(pruneJob, "--report", report))
+		code := Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: f}, append(pruneJob, "--report", report))
 		f.Close()
 		b, _ := os.ReadFile(log)
 		if code != 0 || !strings.HasPrefix(string(b), "earlier steps\nWarning: ") || !strings.Contains(string(b), `"path": "spec.privileged"`) {
@@ -97,7 +98,7 @@ func TestPruneReportStdinRefused(t *testing.T) {
 		if tc.args == nil {
 			args = append(args, "-f", exampleJob)
 		}
-		code := Run(genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}, append(args, "--report", tc.report))
+		code := Run(context.Background(), genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}, append(args, "--report", tc.report))
 		in.Close()
 		want := "error: --report " + tc.report + " is standard input: give a file name, or - for stdout\n"
 		if code != ExitInput || errOut.String() != want {
@@ -130,7 +131,7 @@ func TestPruneInPlaceStdinRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errOut bytes.Buffer
-			code := Run(genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut},
+			code := Run(context.Background(), genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut},
 				[]string{"prune", "--offline", "--crd-file", exampleCRD, "-f", name, flag})
 			in.Close()
 			want := "error: " + flag + " rewrites files: -f " + name + " is standard input, which has none\n"

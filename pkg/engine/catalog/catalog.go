@@ -31,7 +31,7 @@ type Cluster interface {
 	// CRDs returns the cluster's CRDs of the given kinds (others may come along).
 	CRDs(ctx context.Context, kinds map[runtimeschema.GroupKind]bool) ([]*schema.CRD, error)
 	// Serves reports whether the cluster serves the kind by any API.
-	Serves(gvk runtimeschema.GroupVersionKind) (bool, error)
+	Serves(ctx context.Context, gvk runtimeschema.GroupVersionKind) (bool, error)
 	// GetObject reads an object; nil when it does not exist.
 	GetObject(ctx context.Context, gvr runtimeschema.GroupVersionResource, namespace, name string) (map[string]interface{}, error)
 	// Where names the cluster in messages.
@@ -266,7 +266,7 @@ func (c *Catalog) Resolve(ctx context.Context, kinds Kinds) error {
 			}
 			continue
 		}
-		ok, err := cl.Serves(gvk)
+		ok, err := cl.Serves(ctx, gvk)
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func (c *Catalog) Resolve(ctx context.Context, kinds Kinds) error {
 		if _, ok := c.reg.Lookup(apiVersion, gvk.Kind); ok {
 			continue
 		}
-		served, err := cl.Serves(gvk)
+		served, err := cl.Serves(ctx, gvk)
 		if err != nil {
 			return err
 		}

@@ -139,7 +139,7 @@ func (f *fakeCluster) CRDs(_ context.Context, kinds map[runtimeschema.GroupKind]
 	return f.crds, nil
 }
 
-func (f *fakeCluster) Serves(gvk runtimeschema.GroupVersionKind) (bool, error) {
+func (f *fakeCluster) Serves(_ context.Context, gvk runtimeschema.GroupVersionKind) (bool, error) {
 	return f.served[gvk], nil
 }
 
