@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -158,7 +159,7 @@ func (tc frontEndCase) run(t *testing.T, root, resources, check string) (plugin,
 // and stderr.
 func runBinary(args []string) (int, string) {
 	var out, errOut bytes.Buffer
-	code := plugin.Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args, filter.NewCommand())
+	code := plugin.Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args, filter.NewCommand())
 	return code, errOut.String()
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"bytes"
 	"errors"
 	"os"
@@ -64,7 +65,7 @@ func TestPluginAndFunctionLowerAlike(t *testing.T) {
 // lower-mutability -f file, sorted: "Kind name: message", "error: file:line: message".
 func pluginLowerFindings(t *testing.T, file string) []string {
 	var out, errOut bytes.Buffer
-	code := plugin.Run(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"lower-mutability", "-f", file})
+	code := plugin.Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"lower-mutability", "-f", file})
 	if code > 2 {
 		t.Fatalf("lower-mutability: exit %d\n%s", code, errOut.String())
 	}
