@@ -83,6 +83,14 @@ var frontEndCases = []frontEndCase{
 			{"prune", "-f", "test/e2e/testdata/storagemove/new.yaml", "-f", "test/e2e/testdata/storagemove/objects.yaml"},
 			{"check-update", "--old", "test/e2e/testdata/storagemove/old.yaml", "--objects", "test/e2e/testdata/storagemove/objects.yaml", "-f", "test/e2e/testdata/storagemove/new.yaml"},
 		}},
+	// A CRD's own findings: a legacy v1beta1 CRD's structural violations
+	// (NonStructural) and the server's warning on it (CRDWarning); misplaced
+	// mutability markers (Update). The plugin printed the first and the
+	// last as notes that never failed the run, where the function failed.
+	{name: "testdata legacy CRD", items: []string{"test/e2e/testdata/legacy-crd.yaml"},
+		plugin: [][]string{{"prune", "-f", "test/e2e/testdata/legacy-crd.yaml"}}},
+	{name: "misplaced markers", items: []string{"pkg/plugin/testdata/mutability/crd.yaml"},
+		plugin: [][]string{{"prune", "-f", "pkg/plugin/testdata/mutability/crd.yaml"}}},
 }
 
 // TestFrontEndsAgreeOnFailOn is the gate's one rule seen from outside:

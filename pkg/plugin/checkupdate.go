@@ -216,10 +216,10 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err // nothing printed: the report of some objects is no verdict
 	}
-	if err := out.Finish(o.Out, o.ErrOut); err != nil {
+	if err := out.Finish(o.Out, o.ErrOut, in.Warnings); err != nil {
 		return err
 	}
-	if failed || refused {
+	if failed || refused || in.Failing() {
 		return errFindings
 	}
 	return nil
@@ -231,7 +231,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 // is looked up.
 func (o *CheckUpdateOptions) load(ctx context.Context, upgrade *upgradeCheck) (*objectStream, error) {
 	var errs []error
-	in, err := o.inputs.scanObjects(ctx, o.In, o.ErrOut, o.catalog, func(d *document.Document) error {
+	in, err := o.inputs.scanObjects(ctx, o.In, o.ErrOut, o.catalog, o.gate, func(d *document.Document) error {
 		if _, _, err := prune.Identify(d); err != nil {
 			errs = append(errs, err)
 		}

@@ -66,9 +66,16 @@ type inputWarning struct {
 	Object  prune.ObjectRef `json:"object"`
 	Source  document.Source `json:"source"`
 	Message string          `json:"message"`
-	// check is the finding's (CRDWarning), "" for the reader's warnings
-	// and a CRD defined twice: the rule of the CI reports.
+	// check is the finding's (CRDWarning, NonStructural, Update), "" for
+	// the reader's warnings and a CRD defined twice: the rule of the CI
+	// reports.
 	check finding.Check
+	// severity is the finding's ("": a warning); fails: the gate's verdict
+	// on it fails the run.
+	severity finding.Severity
+	fails    bool
+	// path is the field the finding is about, in the server's format.
+	path string
 }
 
 // indexWarning is a warning of the reader, as the index of a file keeps it.
@@ -281,8 +288,18 @@ func objectsOf(docs []*document.Document) []*document.Document {
 // warn prints the warnings about the inputs, kubectl-style.
 func (in *inputDocs) warn(w io.Writer) { printWarnings(w, in.Warnings) }
 
+// printWarnings prints the warnings about the inputs, a line each: "Error"
+// when the gate's verdict on the finding fails the run, else "Warning".
 func printWarnings(w io.Writer, warnings []inputWarning) {
 	for _, x := range warnings {
-		printable.Fprintf(w, "Warning: %s: %s (%s)\n", x.Object, x.Message, x.Source)
+		level := "Warning"
+		if x.fails {
+			level = "Error"
+		}
+		if x.path != "" {
+			printable.Fprintf(w, "%s: %s: %s: %s (%s)\n", level, x.Object, x.path, x.Message, x.Source)
+			continue
+		}
+		printable.Fprintf(w, "%s: %s: %s (%s)\n", level, x.Object, x.Message, x.Source)
 	}
 }

@@ -511,13 +511,21 @@ Bucket default/b: refused: spec.rules[0].action: x-kubernetes-validations: self 
 }
 
 // An object without an old version is a create: nothing to refuse, but what
-// the server drops is still reported.
+// the server drops is still reported. The CRD's two misplaced markers are
+// errors by default (Update), as in the function and in prune.
 func TestCheckUpdateCreate(t *testing.T) {
 	in := "apiVersion: storage.example.com/v1\nkind: Volume\nmetadata:\n  name: new\n  namespace: prod\nspec:\n  size: 1Gi\n  extra: 1\n"
 	r := run(t, in, "check-update", "--offline", "--crd-file", "testdata/mutability/crd.yaml", "--old", "testdata/update/old.yaml", "-f", "-")
-	if r.code != 0 || r.stdout != "Volume prod/new: no old object: a create, not an update (-:1)\n" ||
-		r.stderr != "Warning: Volume prod/new: pruned unknown field \"spec.extra\" (-:8)\n" {
+	const marker = "Error: CustomResourceDefinition volumes.storage.example.com: spec.versions[0].schema.openAPIV3Schema.properties[metadata].x-kubernetes-mutability: CustomResourceDefinition volumes.storage.example.com: misplaced mutability marker, not enforced: Forbidden: must not be set in metadata (testdata/mutability/crd.yaml:2)\n"
+	if r.code != ExitFindings || r.stdout != "Volume prod/new: no old object: a create, not an update (-:1)\n" ||
+		!strings.HasPrefix(r.stderr, marker) || strings.Count(r.stderr, "misplaced mutability marker") != 2 ||
+		!strings.HasSuffix(r.stderr, "Warning: Volume prod/new: pruned unknown field \"spec.extra\" (-:8)\n") {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// Without Update among what fails the run, a create passes.
+	r = run(t, in, "check-update", "--offline", "--fail-on", "Invalid", "--crd-file", "testdata/mutability/crd.yaml", "--old", "testdata/update/old.yaml", "-f", "-")
+	if r.code != 0 || strings.Contains(r.stderr, "Error:") {
+		t.Errorf("--fail-on Invalid: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

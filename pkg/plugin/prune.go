@@ -187,7 +187,7 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 	// output stays the input as the server sees it, and a pipeline that
 	// applies it gets the server's own refusal rather than a stream with
 	// an object silently missing.
-	if failed || (o.Diff && rewrote) {
+	if failed || in.Failing() || (o.Diff && rewrote) {
 		return errFindings
 	}
 	return nil
@@ -199,7 +199,7 @@ func (o *PruneOptions) Run(ctx context.Context) error {
 func (o *PruneOptions) load(ctx context.Context) (*objectStream, error) {
 	cat := o.catalog
 	var nsErr error
-	in, err := o.inputs.scanObjects(ctx, o.In, o.ErrOut, cat, func(d *document.Document) error {
+	in, err := o.inputs.scanObjects(ctx, o.In, o.ErrOut, cat, o.gate, func(d *document.Document) error {
 		if err := cat.Namespaces().Check(d); err != nil && nsErr == nil {
 			nsErr = inputError(err)
 		}

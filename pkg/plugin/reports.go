@@ -73,14 +73,18 @@ func verdictObject(v *catalog.Verdict) report.Object {
 	return reportObject(res.Object, res.Source, res.Status == prune.MissingCRD, v.Findings)
 }
 
-// warningObjects are the warnings about the inputs: what the server warns
-// of a CRD (CRDWarning), the rest notes of no check.
+// warningObjects are the warnings about the inputs: the findings of a CRD
+// (CRDWarning, NonStructural, Update) as the gate judged them, the rest
+// notes of no check.
 func warningObjects(warnings []inputWarning) []report.Object {
 	out := make([]report.Object, len(warnings))
 	for i, w := range warnings {
-		f := finding.Finding{Check: w.check, Severity: finding.Warning, Message: w.Message}
+		f := finding.Finding{Check: w.check, Severity: w.severity, Message: w.Message, Path: w.path}
+		if f.Severity == "" {
+			f.Severity = finding.Warning
+		}
 		out[i] = report.Object{Ref: w.Object, Location: report.Location{File: w.Source.File, Line: w.Source.Line},
-			Status: report.InputNote, Findings: []report.Item{{Finding: f}}}
+			Status: report.InputNote, Findings: []report.Item{{Finding: f, Fails: w.fails}}}
 	}
 	return out
 }

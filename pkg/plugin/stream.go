@@ -68,8 +68,8 @@ type rereadable struct {
 // scanObjects is the first pass of a streaming command: Scan, then the
 // warnings about the inputs, kubectl-style, and about no objects at all.
 // The caller closes the stream.
-func (f *inputFlags) scanObjects(ctx context.Context, stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
-	in, err := f.Scan(ctx, stdin, errOut, cat, visit)
+func (f *inputFlags) scanObjects(ctx context.Context, stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, gate finding.Gate, visit func(*document.Document) error) (*objectStream, error) {
+	in, err := f.Scan(ctx, stdin, errOut, cat, gate, visit)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (f *inputFlags) scanObjects(ctx context.Context, stdin io.Reader, errOut io
 // What fails nothing but a run should know (a cache not trusted) is
 // printed on errOut as it is found. The remote sources are fetched on ctx,
 // the command's. The caller closes the stream.
-func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, visit func(*document.Document) error) (*objectStream, error) {
+func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer, cat *catalog.Catalog, gate finding.Gate, visit func(*document.Document) error) (*objectStream, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -107,17 +107,28 @@ func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer
 		return nil, err
 	}
 	s.Objects, s.OldErrors = s.loader.Objects, s.loader.OldErrors
-	// Defined twice, what the server warns of, and a schema source's CRD
-	// the server would refuse that no object uses (CRDWarning): warnings
-	// about the inputs, as kubectl prints the server's.
+	// The findings of the CRDs the loader added, and of a schema source's
+	// CRD the server would refuse that no object uses, as the gate judges
+	// them: defined twice, what the server warns of (CRDWarning), a legacy
+	// CRD's structural violations (NonStructural), a misplaced mutability
+	// marker (Update). The function reports the same ones (addCRD).
 	for _, a := range slices.Concat(s.loader.CRDs, s.loader.Unused) {
-		for _, f := range a.Findings {
-			if f.Reason == finding.ReasonRedefined || f.Check == finding.CRDWarning {
-				s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: f.Message, check: f.Check})
-			}
+		for _, j := range gate.Judge(a.Findings) {
+			s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: j.Message, check: j.Check, severity: j.Severity, fails: j.Fails, path: j.Path})
 		}
 	}
 	return s, nil
+}
+
+// Failing reports whether a finding about the inputs fails the run (a
+// CRD's, judged by the gate).
+func (s *objectStream) Failing() bool {
+	for _, w := range s.Warnings {
+		if w.fails {
+			return true
+		}
+	}
+	return false
 }
 
 // scan hands each input flag's documents to the loader; reading errors

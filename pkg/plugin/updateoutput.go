@@ -83,8 +83,15 @@ func (u *updateOutput) Add(it updateItem) error {
 // Finish writes the report on out, and on errOut the text report's
 // warnings, each where it was written among the lines of out: on one
 // terminal a warning stays next to its object's line.
-func (u *updateOutput) Finish(out, errOut io.Writer) error {
+func (u *updateOutput) Finish(out, errOut io.Writer, warnings []inputWarning) error {
 	if u.findings != nil {
+		// The warnings about the inputs, as prune's report has them: a
+		// CRD's finding that fails the run is a failing result.
+		for _, w := range warningObjects(warnings) {
+			if err := u.findings.Add(w); err != nil {
+				return err
+			}
+		}
 		return u.findings.Finish(out)
 	}
 	if u.items != nil {
