@@ -239,8 +239,14 @@ func TestCRDValidationLegacy(t *testing.T) {
 	if len(report.CRDs[0].Invalid) != 0 {
 		t.Errorf("kubectl crd refuses the legacy CRD the server holds: %+v", report.CRDs[0].Invalid)
 	}
-	if pr := NewTest(t).WithStdin("apiVersion: example.com/v1\nkind: LegacyThing\nmetadata: {name: l}\n").Run("kubectl-crd", "prune", "--offline", "--crd-file", file, "-f", "-"); pr.Code != 0 {
+	// Its object is checked, not refused; what fails the run by default is
+	// the file's structural violations (NonStructural), as in the function.
+	obj := "apiVersion: example.com/v1\nkind: LegacyThing\nmetadata: {name: l}\n"
+	if pr := NewTest(t).WithStdin(obj).Run("kubectl-crd", "prune", "--offline", "--crd-file", file, "-f", "-"); pr.Code != 1 || strings.Count(pr.Stderr, "Error: ") != 4 || strings.Count(pr.Stderr, "is not structural") != 4 {
 		t.Errorf("prune with the legacy CRD file: exit %d\n%s", pr.Code, pr.Stderr)
+	}
+	if pr := NewTest(t).WithStdin(obj).Run("kubectl-crd", "prune", "--offline", "--fail-on", "Invalid,Update,MissingCRD", "--crd-file", file, "-f", "-"); pr.Code != 0 {
+		t.Errorf("prune with the legacy CRD file, NonStructural not failing the run: exit %d\n%s", pr.Code, pr.Stderr)
 	}
 
 	// The same CRD with a second storage version: the server refuses the write.
