@@ -29,7 +29,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
@@ -325,7 +324,7 @@ func itemDocs(items []*yaml.RNode, indexes []int, crdOnly map[int]bool) catalog.
 				objects := r.doc.Objects()
 				crdOnly[i] = len(objects) > 0
 				for _, o := range objects {
-					ref := prune.Ref(o.Object)
+					ref := document.Ref(o.Object)
 					crdOnly[i] = crdOnly[i] && schema.IsCRD(ref.APIVersion, ref.Kind)
 				}
 			}

@@ -10,7 +10,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
@@ -27,7 +26,7 @@ func (c *CRDCheck) lowerMutability(item *yaml.RNode, doc *document.Document) (ed
 		if l.Err != nil {
 			return false, atItemLine(item, doc, l)
 		}
-		ref := prune.Ref(l.Doc.Object)
+		ref := document.Ref(l.Doc.Object)
 		id := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind}, NameMeta: yaml.NameMeta{Name: ref.Name}}
 		for _, f := range c.gate.Judge(l.Findings) {
 			c.result(f, id, &framework.File{Path: l.Doc.Source.File})

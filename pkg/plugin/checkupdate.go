@@ -168,11 +168,11 @@ func (o *CheckUpdateOptions) Validate() error {
 // are added, never renamed. It is the engine's outcome of the update
 // (catalog.Verdict.Update); findings are the verdict's, judged.
 type updateItem struct {
-	Object     prune.ObjectRef  `json:"object"`
-	Source     document.Source  `json:"source"`
-	Status     string           `json:"status"`
-	Violations []update.Finding `json:"violations"`
-	Warnings   []prune.Change   `json:"warnings"`
+	Object     document.ObjectRef `json:"object"`
+	Source     document.Source    `json:"source"`
+	Status     string             `json:"status"`
+	Violations []update.Finding   `json:"violations"`
+	Warnings   []prune.Change     `json:"warnings"`
 
 	findings []finding.Judged
 }
@@ -232,7 +232,7 @@ func (o *CheckUpdateOptions) Run(ctx context.Context) error {
 func (o *CheckUpdateOptions) load(ctx context.Context, upgrade *upgradeCheck) (*objectStream, error) {
 	var errs []error
 	in, err := o.inputs.scanObjects(ctx, o.In, o.ErrOut, o.catalog, o.gate, func(d *document.Document) error {
-		if _, _, err := prune.Identify(d); err != nil {
+		if _, _, err := document.Identify(d); err != nil {
 			errs = append(errs, err)
 		}
 		return nil

@@ -18,7 +18,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdtest"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
@@ -222,7 +222,7 @@ func (o *TestOptions) writeTestReport(r *crdtest.Report) error {
 func caseObject(c crdtest.CaseReport) report.Object {
 	obj := report.Object{Name: c.Name, Location: report.Location{File: c.Source.File, Line: c.Source.Line}}
 	if c.Case != nil && c.Case.Object != nil {
-		obj.Ref, _, _ = prune.Identify(c.Case.Object) // what it has of apiVersion, kind and name
+		obj.Ref, _, _ = document.Identify(c.Case.Object) // what it has of apiVersion, kind and name
 	}
 	if f, ok := c.Finding(); ok {
 		obj.Findings = []report.Item{f}

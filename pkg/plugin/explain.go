@@ -19,7 +19,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -267,7 +266,7 @@ func (o *ExplainStructuralOptions) explainFile(d *document.Document) (r crdRepor
 	r.Source = &src
 	for _, f := range finding.OfCRD(c) {
 		r.Warnings = append(r.Warnings, crdWarning{Reason: f.Reason, Message: f.Message})
-		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(d.Object), f.Message, src)
+		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", document.Ref(d.Object), f.Message, src)
 	}
 	addMutability(&r, d.Object)
 	return r, true, nil
@@ -390,7 +389,7 @@ func (r crdReport) reportObject() report.Object {
 	if r.Source != nil {
 		src = *r.Source
 	}
-	ref := prune.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: r.Name}
+	ref := document.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: r.Name}
 	return reportObject(ref, src, false, r.findings())
 }
 

@@ -88,7 +88,7 @@ func (w *rewriter) flush() {
 		if err != nil {
 			w.errs = append(w.errs, err)
 		} else if note != "" && w.refused[name] == "" {
-			w.refused[name] = fmt.Sprintf("%s: %s: %s", d.Source, prune.Ref(d.Object), note)
+			w.refused[name] = fmt.Sprintf("%s: %s: %s", d.Source, document.Ref(d.Object), note)
 		}
 	}
 	if why := w.refused[name]; why != "" {

@@ -12,7 +12,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // inputFlags are the file inputs of a command: the objects (-f), the CRDs
@@ -63,9 +62,9 @@ type inputDocs struct {
 
 // inputWarning is a warning about the inputs, in the --report contract.
 type inputWarning struct {
-	Object  prune.ObjectRef `json:"object"`
-	Source  document.Source `json:"source"`
-	Message string          `json:"message"`
+	Object  document.ObjectRef `json:"object"`
+	Source  document.Source    `json:"source"`
+	Message string             `json:"message"`
 	// check is the finding's (CRDWarning, NonStructural, Update), "" for
 	// the reader's warnings and a CRD defined twice: the rule of the CI
 	// reports.

@@ -13,7 +13,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
@@ -103,7 +102,7 @@ func (o *LowerMutabilityOptions) Run() error {
 	for _, doc := range in.Documents {
 		for _, l := range lower.Document(doc, strategy.Validators{}) {
 			for _, f := range slices.Concat(l.CRD, l.Findings) {
-				printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", prune.Ref(l.Doc.Object), f.Message, l.Doc.Source)
+				printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", document.Ref(l.Doc.Object), f.Message, l.Doc.Source)
 			}
 			if errors.As(l.Err, new(*lower.RefusedError)) {
 				return &ExitError{Code: ExitInternal, Err: l.Err}

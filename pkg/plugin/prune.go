@@ -273,7 +273,7 @@ func (o *PruneOptions) warn(v *catalog.Verdict) (failed bool) {
 // printFindings prints findings about obj of src, a line each: "Error"
 // when the gate's verdict on the finding fails the run (failed), else
 // "Warning".
-func printFindings(w io.Writer, obj prune.ObjectRef, src document.Source, findings []finding.Judged) (failed bool) {
+func printFindings(w io.Writer, obj document.ObjectRef, src document.Source, findings []finding.Judged) (failed bool) {
 	for _, f := range findings {
 		level := "Warning"
 		if f.Fails {

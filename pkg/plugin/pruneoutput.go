@@ -244,7 +244,7 @@ func (dw *documentWriter) Add(d *document.Document) error {
 	if note, err := d.Reformatted(); err != nil {
 		return err
 	} else if note != "" {
-		dw.Notes = append(dw.Notes, printable.Sprintf("Warning: %s: %s (%s)\n", prune.Ref(d.Object), note, d.Source))
+		dw.Notes = append(dw.Notes, printable.Sprintf("Warning: %s: %s (%s)\n", document.Ref(d.Object), note, d.Source))
 	}
 	if dw.n > 0 {
 		// A document at the end of a file may lack the final newline; it

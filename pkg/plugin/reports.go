@@ -58,7 +58,7 @@ func (r *reportOutput) Close() { r.spool.Close() }
 
 // reportObject is an object of the run, where it is and its findings;
 // missing: no CRD defines its kind, it is not checked.
-func reportObject(ref prune.ObjectRef, src document.Source, missing bool, items []report.Item) report.Object {
+func reportObject(ref document.ObjectRef, src document.Source, missing bool, items []report.Item) report.Object {
 	obj := report.Object{Ref: ref, Location: report.Location{File: src.File, Line: src.Line}, Findings: items}
 	if missing {
 		obj.Status = report.NotChecked

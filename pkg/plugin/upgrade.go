@@ -21,7 +21,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
 
@@ -259,7 +258,7 @@ func (u *upgradeCheck) listAndCheck(ctx context.Context, c *cluster, cat *catalo
 			var ie *document.InputError
 			if errors.As(err, &ie) {
 				// An object the cluster serves that its own CRD cannot store: the server's business.
-				err = &ExitError{Code: ExitInternal, Err: fmt.Errorf("%s: %s", prune.Ref(d.Object), ie.Msg)}
+				err = &ExitError{Code: ExitInternal, Err: fmt.Errorf("%s: %s", document.Ref(d.Object), ie.Msg)}
 			}
 			return err
 		}, func() {
@@ -368,8 +367,8 @@ type upgradeChange struct {
 	Message  string              `json:"message"`
 	// Objects are the objects it hurts; AllObjects says it concerns every
 	// object of the CRD (a version, a name, the update refused).
-	Objects    []prune.ObjectRef `json:"objects"`
-	AllObjects bool              `json:"allObjects,omitempty"`
+	Objects    []document.ObjectRef `json:"objects"`
+	AllObjects bool                 `json:"allObjects,omitempty"`
 }
 
 func (u *upgradeCheck) reports() []upgradeReport {
@@ -385,7 +384,7 @@ func (u *upgradeCheck) reports() []upgradeReport {
 			ch := a.Change
 			objects := a.Objects
 			if objects == nil {
-				objects = []prune.ObjectRef{}
+				objects = []document.ObjectRef{}
 			}
 			r.Changes = append(r.Changes, upgradeChange{Kind: ch.Kind, Severity: ch.Severity, Version: ch.Version, Path: ch.Path,
 				Keyword: ch.Keyword, Old: ch.Old, New: ch.New, Message: up.Findings[i].Message, Objects: objects, AllObjects: !a.Counted})
@@ -468,7 +467,7 @@ func (u *upgradeCheck) reportObjects(strict bool, gate finding.Gate) []report.Ob
 			items = append(items, report.Item{Finding: finding.Finding{Severity: finding.Warning, Path: x.Path, Reason: x.What,
 				Message: fmt.Sprintf("%s (%s): no change found accounts for it", x.Path, x.What)}})
 		}
-		ref := prune.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: up.New.CRD.Name()}
+		ref := document.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: up.New.CRD.Name()}
 		out = append(out, reportObject(ref, up.Source, false, items))
 	}
 	return out

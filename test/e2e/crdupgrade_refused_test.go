@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
@@ -40,10 +40,10 @@ type refusedReport struct {
 			Line int    `json:"line"`
 		} `json:"source"`
 		Changes []struct {
-			Kind     string            `json:"kind"`
-			Severity string            `json:"severity"`
-			Message  string            `json:"message"`
-			Objects  []prune.ObjectRef `json:"objects"`
+			Kind     string               `json:"kind"`
+			Severity string               `json:"severity"`
+			Message  string               `json:"message"`
+			Objects  []document.ObjectRef `json:"objects"`
 		} `json:"changes"`
 		Unexplained []json.RawMessage `json:"unexplained"`
 	} `json:"upgrades"`
@@ -87,7 +87,7 @@ func TestCRDUpgradeRefusedParity(t *testing.T) {
 	objectsFile := crdRefusedDir + "/objects.yaml"
 	gvr := runtimeschema.GroupVersionResource{Group: "refused.example.com", Version: "v1", Resource: "widgets"}
 	for _, d := range readDocs(t, filepath.Join(repoRoot(), objectsFile)) {
-		ns := prune.Ref(d.Object).Namespace
+		ns := document.Ref(d.Object).Namespace
 		if ns == "" {
 			ns = "default" // the namespace of the kubeconfig's context
 		}
@@ -249,7 +249,7 @@ func TestKRMKustomizeUpgradeRefused(t *testing.T) {
 
 // objectNames are the objects as the report names them (Kind
 // namespace/name), sorted: a live scan lists them by namespace.
-func objectNames(refs []prune.ObjectRef) []string {
+func objectNames(refs []document.ObjectRef) []string {
 	var out []string
 	for _, o := range refs {
 		out = append(out, o.String())

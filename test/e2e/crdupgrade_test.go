@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
@@ -82,7 +83,7 @@ func TestCRDUpgradeParity(t *testing.T) {
 		if _, err := createRetrying(ctx, ri, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(d.Object)}); err != nil {
 			t.Fatalf("%s: %v", d.Source, err)
 		}
-		got, err := ri.Get(ctx, prune.Ref(d.Object).Name, metav1.GetOptions{})
+		got, err := ri.Get(ctx, document.Ref(d.Object).Name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,10 +98,10 @@ func TestCRDUpgradeParity(t *testing.T) {
 		"--objects", objectsFile, "-f", newFile, "-o", "json"), len(docs))
 	impacts := make([]*crdupgrade.ObjectImpact, len(docs))
 	for i, d := range docs {
-		name := prune.Ref(d.Object).Name
+		name := document.Ref(d.Object).Name
 		impacts[i] = liveImpacts[name]
 		if impacts[i] == nil {
-			impacts[i] = &crdupgrade.ObjectImpact{Result: prune.Result{Object: prune.Ref(d.Object)}}
+			impacts[i] = &crdupgrade.ObjectImpact{Result: prune.Result{Object: document.Ref(d.Object)}}
 		}
 		if diff := cmp.Diff(summary(offline[name]), summary(liveImpacts[name])); diff != "" {
 			t.Errorf("%s: the report offline (-) and live (+):\n%s", name, diff)

@@ -84,7 +84,7 @@ func Build(tb testing.TB, n int) *Input {
 			if d.IsList() || bytes.HasPrefix(bytes.TrimSpace(d.Raw()), []byte("{")) {
 				continue
 			}
-			ref := prune.Ref(d.Object)
+			ref := document.Ref(d.Object)
 			text := string(d.Raw())
 			if ref.Name == "" || !strings.Contains(text, "name: "+ref.Name+"\n") {
 				continue

@@ -225,7 +225,7 @@ type Kinds map[runtimeschema.GroupVersionKind]bool
 // Add adds the kind of obj; an object that does not say what it is, and a
 // CRD (a schema source in any version), have none to resolve.
 func (k Kinds) Add(obj map[string]interface{}) {
-	ref := prune.Ref(obj)
+	ref := document.Ref(obj)
 	if ref.APIVersion == "" || ref.Kind == "" || schema.IsCRD(ref.APIVersion, ref.Kind) {
 		return
 	}
@@ -328,7 +328,7 @@ func (c *Catalog) Refuses() bool { return len(c.refused) > 0 }
 // Refusal is the input error for d when Resolve refused its kind: kubectl
 // apply would refuse it with "no matches for kind". Nil otherwise.
 func (c *Catalog) Refusal(d *document.Document) error {
-	ref := prune.Ref(d.Object)
+	ref := document.Ref(d.Object)
 	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return nil
@@ -390,9 +390,9 @@ func (c *Catalog) AddOld(d *document.Document) error {
 		return err
 	}
 	k := oldKeyOf(d.Object)
-	ns := c.opts.Namespaces.request(nil, prune.Ref(d.Object).Namespace)
+	ns := c.opts.Namespaces.request(nil, document.Ref(d.Object).Namespace)
 	for _, od := range c.olds[k] {
-		if c.opts.Namespaces.request(nil, prune.Ref(od.Object).Namespace) != ns {
+		if c.opts.Namespaces.request(nil, document.Ref(od.Object).Namespace) != ns {
 			continue
 		}
 		return sameOld(od, d, ns)
@@ -409,7 +409,7 @@ type oldKey struct {
 }
 
 func oldKeyOf(obj map[string]interface{}) oldKey {
-	ref := prune.Ref(obj)
+	ref := document.Ref(obj)
 	gv, _ := runtimeschema.ParseGroupVersion(ref.APIVersion)
 	return oldKey{gv.Group, ref.Kind, ref.Name}
 }
@@ -423,7 +423,7 @@ func sameOld(a, b *document.Document, ns string) error {
 	}
 	return &document.InputError{Source: b.Source, Msg: fmt.Sprintf(
 		"%s: a second old version of the object, different from the one of %s: the update would be checked against either; give one",
-		prune.Ref(b.Object), a.Source)}
+		document.Ref(b.Object), a.Source)}
 }
 
 // oldOf is the old version of d: an added one of the same identity as the
@@ -435,7 +435,7 @@ func sameOld(a, b *document.Document, ns string) error {
 // create) or d's kind has no CRD. Two added old versions that differ and
 // both stand for d are an *document.InputError naming both.
 func (c *Catalog) oldOf(ctx context.Context, d *document.Document) (*document.Document, error) {
-	ref := prune.Ref(d.Object)
+	ref := document.Ref(d.Object)
 	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
 	if !ok {
 		return nil, nil
@@ -444,7 +444,7 @@ func (c *Catalog) oldOf(ctx context.Context, d *document.Document) (*document.Do
 	var found *document.Document
 	for _, od := range c.olds[oldKeyOf(d.Object)] {
 		// A cluster-scoped object has no namespace: the server drops one.
-		if !crd.ClusterScoped() && c.opts.Namespaces.request(crd, prune.Ref(od.Object).Namespace) != ns {
+		if !crd.ClusterScoped() && c.opts.Namespaces.request(crd, document.Ref(od.Object).Namespace) != ns {
 			continue
 		}
 		if found != nil {
@@ -485,7 +485,7 @@ func (c *Catalog) CheckUpdate(old, obj map[string]interface{}, d *document.Docum
 // checkUpdate is CheckUpdate given obj as stored when the caller has it
 // (update.CheckStored).
 func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coerced, d *document.Document) (*update.Outcome, error) {
-	ref := prune.Ref(obj)
+	ref := document.Ref(obj)
 	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
 	if !ok {
 		return nil, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("%s: no CustomResourceDefinition for %s, kind %s", ref, ref.APIVersion, ref.Kind)}
@@ -547,7 +547,7 @@ const (
 // UpdateResult is the verdict on one object of check-update.
 type UpdateResult struct {
 	// Object is named in the namespace the rule gives it.
-	Object prune.ObjectRef
+	Object document.ObjectRef
 	Status UpdateStatus
 	// Refused is why the update would be refused, with d's lines.
 	Refused []update.Finding
@@ -559,7 +559,7 @@ type UpdateResult struct {
 // when it has none. d must say what it is (prune.Identify). An error is an
 // *document.InputError, or the cluster's.
 func (c *Catalog) Update(ctx context.Context, d *document.Document) (*UpdateResult, error) {
-	ref, gv, err := prune.Identify(d)
+	ref, gv, err := document.Identify(d)
 	if err != nil {
 		return nil, err
 	}

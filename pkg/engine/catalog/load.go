@@ -12,7 +12,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
@@ -66,7 +65,7 @@ type Loader struct {
 // YAML once it is added.
 type AddedCRD struct {
 	// Ref is the document's object as written; Source where it is.
-	Ref      prune.ObjectRef
+	Ref      document.ObjectRef
 	Source   document.Source
 	CRD      *schema.CRD
 	Findings []finding.Finding
@@ -86,7 +85,7 @@ func (c *Catalog) Load() *Loader {
 // no object of the run.
 func (l *Loader) Schemas(docs Docs) error {
 	return l.read(docs, func(o *document.Document) error {
-		if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
+		if ref := document.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
 			f := &crdindex.File{Entries: []crdindex.Entry{crdindex.FromDocument(o)}}
 			l.index = append(l.index, indexed{f, 0})
 		}
@@ -128,7 +127,7 @@ func (l *Loader) Inputs(docs Docs, replaces bool, visit func(*document.Document)
 	return l.read(docs, func(o *document.Document) error {
 		l.Objects++
 		l.Kinds.Add(o.Object)
-		if ref := prune.Ref(o.Object); replaces && schema.IsCRD(ref.APIVersion, ref.Kind) && ref.Name != "" {
+		if ref := document.Ref(o.Object); replaces && schema.IsCRD(ref.APIVersion, ref.Kind) && ref.Name != "" {
 			l.replacing[ref.Name] = true
 		}
 		l.prepare(o, replaces)
@@ -163,7 +162,7 @@ func (l *Loader) prepare(d *document.Document, replaces bool) {
 	if l.err != nil {
 		return
 	}
-	if ref := prune.Ref(d.Object); !schema.IsCRD(ref.APIVersion, ref.Kind) {
+	if ref := document.Ref(d.Object); !schema.IsCRD(ref.APIVersion, ref.Kind) {
 		return
 	}
 	if l.slots == nil {
@@ -193,7 +192,7 @@ func (l *Loader) add(p *PreparedCRD) bool {
 	}
 	if crd != nil {
 		d := p.doc
-		l.CRDs = append(l.CRDs, AddedCRD{Ref: prune.Ref(d.Object), Source: d.Source, CRD: crd, Findings: findings})
+		l.CRDs = append(l.CRDs, AddedCRD{Ref: document.Ref(d.Object), Source: d.Source, CRD: crd, Findings: findings})
 	}
 	return true
 }
@@ -307,7 +306,7 @@ func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
 func (l *Loader) addUnused(src document.Source, d *document.Document, refusal string) {
 	f := finding.RefusedUnused(refusal)
 	f.Line = src.Line
-	l.Unused = append(l.Unused, AddedCRD{Ref: prune.Ref(d.Object), Source: src, Findings: []finding.Finding{f}})
+	l.Unused = append(l.Unused, AddedCRD{Ref: document.Ref(d.Object), Source: src, Findings: []finding.Finding{f}})
 }
 
 // Resolved is what Resolve found beyond the catalog's own state.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
@@ -57,7 +56,7 @@ func (n Namespaces) Check(d *document.Document) error {
 	if !n.Explicit {
 		return nil
 	}
-	ref := prune.Ref(d.Object)
+	ref := document.Ref(d.Object)
 	if ref.Namespace != "" && ref.Namespace != n.Default {
 		return &document.InputError{Source: d.Source, Msg: fmt.Sprintf(
 			"the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",

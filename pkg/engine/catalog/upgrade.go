@@ -11,7 +11,6 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
@@ -23,7 +22,7 @@ import (
 // previous CRDs costs what the upgraded ones cost. One the server cannot
 // decode is an *document.InputError then (here, when it has no name).
 func (c *Catalog) AddPreviousCRD(d *document.Document) (ok bool, err error) {
-	ref := prune.Ref(d.Object)
+	ref := document.Ref(d.Object)
 	if !schema.IsCRD(ref.APIVersion, ref.Kind) {
 		return false, nil
 	}
@@ -281,7 +280,7 @@ type Impact struct {
 // the new CRD with the server's code; it changes nothing, and goroutines
 // may call it at once. AddImpact counts what it computed.
 func (c *Catalog) ComputeImpact(d *document.Document) (*Impact, error) {
-	ref, gv, err := prune.Identify(d)
+	ref, gv, err := document.Identify(d)
 	if err != nil {
 		return nil, err
 	}

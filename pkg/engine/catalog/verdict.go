@@ -137,7 +137,7 @@ func (c *Catalog) upgradeOf(d *document.Document) (*Impact, []finding.Finding, e
 	if len(c.upgrades) == 0 {
 		return nil, nil, nil
 	}
-	ref := prune.Ref(d.Object)
+	ref := document.Ref(d.Object)
 	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return nil, nil, nil // the create check refuses it

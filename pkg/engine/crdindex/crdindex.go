@@ -23,7 +23,6 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
@@ -111,9 +110,9 @@ func refusalOf(obj map[string]interface{}, v schema.CRDValidator) string {
 // Warning is what the document reader warns of in a file (a key written
 // twice, a line kubectl's reader drops), as it warns of the inputs.
 type Warning struct {
-	Object  prune.ObjectRef `json:"object"`
-	Source  document.Source `json:"source"`
-	Message string          `json:"message"`
+	Object  document.ObjectRef `json:"object"`
+	Source  document.Source    `json:"source"`
+	Message string             `json:"message"`
 }
 
 // WarningsOf are the reader's warnings about a document as read: a List's,
@@ -126,7 +125,7 @@ func WarningsOf(d *document.Document) []Warning {
 	var out []Warning
 	for _, o := range holders {
 		for _, w := range o.Warnings {
-			out = append(out, Warning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
+			out = append(out, Warning{Object: document.Ref(o.Object), Source: w.Source, Message: w.Msg})
 		}
 	}
 	return out
@@ -205,7 +204,7 @@ func parse(name string, data []byte) (*File, error) {
 	for _, d := range docs {
 		out.Warnings = append(out.Warnings, WarningsOf(d)...)
 		for _, o := range d.Objects() {
-			if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
+			if ref := document.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
 				out.Entries = append(out.Entries, FromDocument(o))
 			}
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
@@ -66,11 +65,11 @@ func want(t *testing.T, name string, data []byte) ([]*document.Document, []Warni
 		}
 		for _, o := range holders {
 			for _, w := range o.Warnings {
-				warnings = append(warnings, Warning{Object: prune.Ref(o.Object), Source: w.Source, Message: w.Msg})
+				warnings = append(warnings, Warning{Object: document.Ref(o.Object), Source: w.Source, Message: w.Msg})
 			}
 		}
 		for _, o := range d.Objects() {
-			if ref := prune.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
+			if ref := document.Ref(o.Object); schema.IsCRD(ref.APIVersion, ref.Kind) {
 				crds = append(crds, o)
 			}
 		}

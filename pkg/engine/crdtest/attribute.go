@@ -7,7 +7,6 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // ruleIndex finds the rule behind a refusal of the server.
@@ -36,7 +35,7 @@ func (x *ruleIndex) add(d *document.Document, costs Costs) {
 	group, _ := spec["group"].(string)
 	names, _ := spec["names"].(map[string]interface{})
 	kind, _ := names["kind"].(string)
-	cr := crdRules{name: prune.Ref(d.Object).Name, schemas: map[string]map[string]interface{}{}}
+	cr := crdRules{name: document.Ref(d.Object).Name, schemas: map[string]map[string]interface{}{}}
 	versions, _ := spec["versions"].([]interface{})
 	for _, v := range versions {
 		v, _ := v.(map[string]interface{})
@@ -61,7 +60,7 @@ func (x *ruleIndex) addLowered(res *lower.Result) {
 
 // attribute finds the rule or marker behind e, an error on an object of
 // ref's kind, names it in e.Rule, and returns its index in rules (-1: none).
-func (x *ruleIndex) attribute(ref prune.ObjectRef, e *Error) int {
+func (x *ruleIndex) attribute(ref document.ObjectRef, e *Error) int {
 	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return -1

@@ -5,8 +5,8 @@ import (
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // The server refuses by a marker only through the rule lower-mutability
@@ -31,7 +31,7 @@ func (x *ruleIndex) addPlacement(res *lower.Result) {
 
 // placeErrors puts each of the emulation's refusals of an object of ref's
 // kind at its rule's node, and keeps one error per rule.
-func (x *ruleIndex) placeErrors(ref prune.ObjectRef, errs []Error) []Error {
+func (x *ruleIndex) placeErrors(ref document.ObjectRef, errs []Error) []Error {
 	gv, err := runtimeschema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return errs

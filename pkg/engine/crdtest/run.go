@@ -132,7 +132,7 @@ func (r *Runner) prepare(docs []*document.Document) (*prepared, error) {
 	p := &prepared{rules: &ruleIndex{}}
 	c := r.newCatalog()
 	for _, d := range docs {
-		ref := prune.Ref(d.Object)
+		ref := document.Ref(d.Object)
 		if ref.Kind != "CustomResourceDefinition" {
 			return nil, &document.InputError{Source: d.Source, Msg: fmt.Sprintf("%s: expected a CustomResourceDefinition among the suite's crds", ref)}
 		}
@@ -189,7 +189,7 @@ func (r *Runner) observe(ctx context.Context, p *prepared, c *Case) (*Observed, 
 	if err != nil {
 		return nil, nil, err
 	}
-	original := prune.Ref(d.Object)
+	original := document.Ref(d.Object)
 	v, err := cat.Check(ctx, d, catalog.CheckOptions{Defaults: true, Updates: c.OldObject != nil})
 	if err != nil {
 		return nil, nil, err

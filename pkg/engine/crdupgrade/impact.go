@@ -64,7 +64,7 @@ type ObjectImpact struct {
 // defaultNamespace is where kubectl sent an object without a namespace:
 // -n, else the context's, else "default".
 func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, defaultNamespace string) (*ObjectImpact, error) {
-	ref, gv, err := prune.Identify(doc)
+	ref, gv, err := document.Identify(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func copyWith(obj map[string]interface{}, key string, value interface{}) map[str
 type Affected struct {
 	Change Change
 	// Objects are the objects it hurts, in the order they were added.
-	Objects []prune.ObjectRef
+	Objects []document.ObjectRef
 	// Counted is false for a change of no single object's content (a
 	// version, a name, the CRD update refused): then it concerns them all.
 	Counted bool

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -202,7 +203,7 @@ func Redefined(first, later string) Finding {
 }
 
 // NoCRD is an object of a kind that no CRD defines, which is not checked.
-func NoCRD(ref prune.ObjectRef) Finding {
+func NoCRD(ref document.ObjectRef) Finding {
 	return Finding{
 		Check: MissingCRD, Severity: Warning,
 		Message: fmt.Sprintf("no CustomResourceDefinition for %s, kind %s: not checked", ref.APIVersion, ref.Kind),

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -47,7 +48,7 @@ func TestConversions(t *testing.T) {
 			Finding{Check: Breaking, Reason: "Refused", Path: "spec.scope", Severity: Error, Message: `the server would refuse the CRD update: spec.scope: Invalid value: "Cluster": field is immutable`}},
 		{FromCRDWarning(`unrecognized format "uint"`),
 			Finding{Check: CRDWarning, Severity: Warning, Message: `unrecognized format "uint"`}},
-		{NoCRD(prune.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget"}),
+		{NoCRD(document.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget"}),
 			Finding{Check: MissingCRD, Severity: Warning, Message: "no CustomResourceDefinition for example.com/v1, kind Widget: not checked"}},
 	} {
 		if tc.got.Message != tc.want.Message || tc.got.Check != tc.want.Check || tc.got.Reason != tc.want.Reason || tc.got.Path != tc.want.Path || tc.got.Version != tc.want.Version ||
@@ -60,10 +61,10 @@ func TestConversions(t *testing.T) {
 // The objects a change hurts, at the end of its message: the first three
 // by name; every object for a harmful change of none in particular.
 func TestObjectsHurt(t *testing.T) {
-	objs := func(names ...string) []prune.ObjectRef {
-		var out []prune.ObjectRef
+	objs := func(names ...string) []document.ObjectRef {
+		var out []document.ObjectRef
 		for _, n := range names {
-			out = append(out, prune.ObjectRef{Kind: "Gizmo", Namespace: "default", Name: n})
+			out = append(out, document.ObjectRef{Kind: "Gizmo", Namespace: "default", Name: n})
 		}
 		return out
 	}

@@ -18,25 +18,6 @@ type Options struct {
 	Namespace string
 }
 
-// ObjectRef names an object.
-type ObjectRef struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name,omitempty"`
-}
-
-func (r ObjectRef) String() string {
-	name := r.Name
-	if name == "" {
-		name = "<unnamed>"
-	}
-	if r.Namespace != "" {
-		return r.Kind + " " + r.Namespace + "/" + name
-	}
-	return r.Kind + " " + name
-}
-
 // Status says how a document was handled.
 type Status string
 
@@ -54,11 +35,11 @@ const (
 
 // Result is what the server does to one document.
 type Result struct {
-	Object  ObjectRef       `json:"object"`
-	Source  document.Source `json:"source"`
-	Status  Status          `json:"status"`
-	CRD     string          `json:"crd,omitempty"`
-	Changes []Change        `json:"changes"`
+	Object  document.ObjectRef `json:"object"`
+	Source  document.Source    `json:"source"`
+	Status  Status             `json:"status"`
+	CRD     string             `json:"crd,omitempty"`
+	Changes []Change           `json:"changes"`
 	// Errors are why the server refuses an Invalid object.
 	Errors []FieldError `json:"errors,omitempty"`
 	// Reformatted is set when the changes could not be applied to the YAML
@@ -73,9 +54,6 @@ type Result struct {
 	StorageUnchecked bool `json:"storageUnchecked,omitempty"`
 }
 
-// Ref returns the reference of a decoded object; fields of the wrong type are left empty.
-func Ref(obj map[string]interface{}) ObjectRef { return refOf(obj) }
-
 // Document computes what the server stores for the document and applies
 // the changes to its YAML, in place; with opts.Validate, an object the
 // server's validation refuses is Invalid (its changes are still computed
@@ -83,7 +61,7 @@ func Ref(obj map[string]interface{}) ObjectRef { return refOf(obj) }
 // An error is an *document.InputError: the server would refuse to decode
 // the object.
 func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Result, error) {
-	ref, gv, err := Identify(doc)
+	ref, gv, err := document.Identify(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -135,18 +113,6 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 	}
 	res.Reformatted = note
 	return res, nil
-}
-
-func refOf(obj map[string]interface{}) ObjectRef {
-	str := func(m map[string]interface{}, k string) string {
-		s, _ := m[k].(string)
-		return s
-	}
-	ref := ObjectRef{APIVersion: str(obj, "apiVersion"), Kind: str(obj, "kind")}
-	if md, ok := obj["metadata"].(map[string]interface{}); ok {
-		ref.Namespace, ref.Name = str(md, "namespace"), str(md, "name")
-	}
-	return ref
 }
 
 // LineOf is the source line of a change: of the field, or for an added one,

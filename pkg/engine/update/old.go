@@ -10,13 +10,13 @@ import (
 // its metadata, or it has no name. Such an object would match no new one,
 // and every new object would pass as a create in silence.
 func ValidateOld(doc *document.Document) error {
-	if _, _, err := prune.Identify(doc); err != nil {
+	if _, _, err := document.Identify(doc); err != nil {
 		return err
 	}
 	if err := prune.CheckMetadata(doc); err != nil {
 		return err
 	}
-	if prune.Ref(doc.Object).Name == "" {
+	if document.Ref(doc.Object).Name == "" {
 		return &document.InputError{Source: doc.Source, Msg: "metadata.name must be set: old objects are matched to the new ones by name"}
 	}
 	return nil

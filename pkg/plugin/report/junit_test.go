@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/reportcheck"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 func TestJUnit(t *testing.T) {
@@ -67,7 +67,7 @@ func TestJUnit(t *testing.T) {
 // notes on the inputs go to the suite of their file.
 func TestJUnitSuitePerFile(t *testing.T) {
 	obj := func(file, name string, status Status) Object {
-		o := Object{Ref: prune.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Name: name}, Location: Location{File: file, Line: 1}, Status: status}
+		o := Object{Ref: document.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Name: name}, Location: Location{File: file, Line: 1}, Status: status}
 		o.Findings = []Item{{Finding: finding.Finding{Check: finding.Invalid, Severity: finding.Error, Message: "refused"}, Fails: name == "b"}}
 		return o
 	}

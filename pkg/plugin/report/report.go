@@ -16,8 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // The formats, as -o names them.
@@ -87,7 +87,7 @@ type Location struct {
 
 // Object is one object or CRD of the run, and what was found in it.
 type Object struct {
-	Ref prune.ObjectRef
+	Ref document.ObjectRef
 	// Name is what the report calls it when that is not the object's
 	// Ref: a test case's name (kubectl crd test).
 	Name string

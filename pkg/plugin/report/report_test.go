@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
-	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
 // memSpool is a Spool in memory.
@@ -43,7 +43,7 @@ var testTool = Tool{Name: "kubectl-crd", Version: "v0.9.0", InformationURI: "htt
 // not), a note on an input, an object of the cluster, and words that need
 // escaping in every format.
 func sample() []Object {
-	widget := prune.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "team-a", Name: "w"}
+	widget := document.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "team-a", Name: "w"}
 	return []Object{
 		{Ref: widget, Location: Location{File: "apps/widget.yaml", Line: 2}, Findings: []Item{
 			{Finding: finding.Finding{Check: finding.Prune, Reason: "UnknownField", Path: "spec.colour", Severity: finding.Warning,
@@ -52,14 +52,14 @@ func sample() []Object {
 				Message: "the server would refuse it: spec.size: Invalid value: 100%, a \"size\": <must be\r\nless> & 1\x00"}, Fails: true},
 			{Finding: finding.Finding{Severity: finding.Warning, Reason: "Reformatted", Message: "written again without its comments", Line: 2}},
 		}},
-		{Ref: prune.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Name: "clean"}, Location: Location{File: "dir with space/a,b:c.yaml", Line: 12}},
-		{Ref: prune.ObjectRef{APIVersion: "exampel.com/v1", Kind: "Widget", Name: "typo"}, Location: Location{File: "-", Line: 1}, Status: NotChecked,
+		{Ref: document.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Name: "clean"}, Location: Location{File: "dir with space/a,b:c.yaml", Line: 12}},
+		{Ref: document.ObjectRef{APIVersion: "exampel.com/v1", Kind: "Widget", Name: "typo"}, Location: Location{File: "-", Line: 1}, Status: NotChecked,
 			Findings: []Item{{Finding: finding.Finding{Check: finding.MissingCRD, Severity: finding.Warning, Message: "no CustomResourceDefinition for exampel.com/v1, kind Widget: not checked", Line: 1}}}},
-		{Ref: prune.ObjectRef{APIVersion: "other.com/v1", Kind: "Thing", Name: "t"}, Location: Location{File: "/abs/thing.yaml"}, Status: NotChecked,
+		{Ref: document.ObjectRef{APIVersion: "other.com/v1", Kind: "Thing", Name: "t"}, Location: Location{File: "/abs/thing.yaml"}, Status: NotChecked,
 			Findings: []Item{{Finding: finding.Finding{Check: finding.MissingCRD, Severity: finding.Warning, Message: "no CustomResourceDefinition for other.com/v1, kind Thing: not checked"}, Fails: true}}},
-		{Ref: prune.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com"}, Location: Location{File: "crds/widget.yaml", Line: 1}, Status: InputNote,
+		{Ref: document.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com"}, Location: Location{File: "crds/widget.yaml", Line: 1}, Status: InputNote,
 			Findings: []Item{{Finding: finding.Finding{Check: finding.CRDWarning, Severity: finding.Warning, Message: "a warning, of the server"}}}},
-		{Ref: prune.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "prod", Name: "live"}, Findings: []Item{
+		{Ref: document.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "prod", Name: "live"}, Findings: []Item{
 			{Finding: finding.Finding{Check: finding.CRDChange, Severity: finding.Info, Message: "version v2 added"}},
 			{Finding: finding.Finding{Check: finding.DataLoss, Severity: finding.Error, Message: `loses "spec.x" under the new CRD`}, Fails: true},
 		}},
