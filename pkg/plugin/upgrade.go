@@ -27,7 +27,7 @@ import (
 // upgradeCheck is check-update's CRD upgrade: the CRDs of -f replace the
 // ones before them (of --old, else the cluster's), and every existing
 // object (of --objects, else the cluster's) is run through the new CRD's
-// read, create and update path (catalog.UpgradeImpact).
+// read, create and update path (catalog.Catalog.ScanImpacts).
 type upgradeCheck struct {
 	// upgrades count the objects checked and hurt (catalog.Upgrade).
 	upgrades []*catalog.Upgrade

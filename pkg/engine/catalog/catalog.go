@@ -93,7 +93,7 @@ type Catalog struct {
 	// refused are the kinds the server would not map, with why.
 	refused map[runtimeschema.GroupVersionKind]string
 	// previous are the CRDs the added ones replace, by name; upgrades the
-	// comparisons, by the old CRD's group and kind (Upgrades).
+	// comparisons, by the old CRD's group and kind (compareUpgrades).
 	previous map[string]*previousCRD
 	upgrades map[runtimeschema.GroupKind]*Upgrade
 }
@@ -103,8 +103,8 @@ type added struct {
 	source document.Source
 	// markers are those of the document as written, which the server drops.
 	markers map[string]*update.Schema
-	// invalid is the create validation's refusal of a CRD PrepareReplacement
-	// read: Upgrades decides on it.
+	// invalid is the create validation's refusal of a CRD prepareReplacement
+	// read: compareUpgrades decides on it.
 	invalid error
 }
 
@@ -143,7 +143,7 @@ type PreparedCRD struct {
 	markers    map[string]*update.Schema
 	markerErrs field.ErrorList
 	// invalid is the server's create validation refusing the CRD, an
-	// *document.InputError; replaces: PrepareReplacement prepared it.
+	// *document.InputError; replaces: prepareReplacement prepared it.
 	invalid  error
 	replaces bool
 }
@@ -187,7 +187,7 @@ func (p *PreparedCRD) refusal() string {
 }
 
 // AddPrepared is addCRD of a document PrepareCRD read (or
-// PrepareReplacement: then Upgrades decides whether the server refuses it).
+// prepareReplacement: then compareUpgrades decides whether the server refuses it).
 func (c *Catalog) AddPrepared(p *PreparedCRD) (crd *schema.CRD, findings []finding.Finding, err error) {
 	if p.err != nil || p.crd == nil {
 		return nil, nil, p.err
@@ -200,7 +200,7 @@ func (c *Catalog) AddPrepared(p *PreparedCRD) (crd *schema.CRD, findings []findi
 		findings = append(findings, finding.Redefined(prev.source.String(), d.Source.String()))
 	}
 	// The server's warnings on a create of the CRD; those of the update
-	// of a version before it (PrepareReplacement) leave out what that
+	// of a version before it (prepareReplacement) leave out what that
 	// version had, which a new cluster would warn of all the same.
 	findings = append(findings, finding.OfCRD(crd)...)
 	c.byName[crd.Name()] = added{crd, d.Source, p.markers, p.invalid}
@@ -473,17 +473,12 @@ func (c *Catalog) oldOf(ctx context.Context, d *document.Document) (*document.Do
 	return &document.Document{Object: obj}, nil
 }
 
-// CheckUpdate is an update of old to obj (d's object as sent): what the
+// checkUpdate is an update of old to obj (d's object as sent): what the
 // server's update validation and the CRD's mutability markers refuse, with
 // d's lines, and what the server drops or changes of obj (defaults left
-// out: no news). Both objects get the request's namespace. An error is an
-// *document.InputError naming d.
-func (c *Catalog) CheckUpdate(old, obj map[string]interface{}, d *document.Document) (*update.Outcome, error) {
-	return c.checkUpdate(old, obj, nil, d)
-}
-
-// checkUpdate is CheckUpdate given obj as stored when the caller has it
-// (update.CheckStored).
+// out: no news). Both objects get the request's namespace. stored is obj
+// as stored when the caller has it (update.CheckStored), else nil. An
+// error is an *document.InputError naming d.
 func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coerced, d *document.Document) (*update.Outcome, error) {
 	ref := document.Ref(obj)
 	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
@@ -530,7 +525,7 @@ func warnings(d *document.Document, changes []prune.Change) []prune.Change {
 	return out
 }
 
-// UpdateStatus says how Update handled an object.
+// UpdateStatus says how updateResult handled an object.
 type UpdateStatus string
 
 const (
@@ -555,10 +550,10 @@ type UpdateResult struct {
 	Warnings []prune.Change
 }
 
-// Update checks d as an update of its old version (oldOf), or as a create
+// updateResult checks d as an update of its old version (oldOf), or as a create
 // when it has none. d must say what it is (prune.Identify). An error is an
 // *document.InputError, or the cluster's.
-func (c *Catalog) Update(ctx context.Context, d *document.Document) (*UpdateResult, error) {
+func (c *Catalog) updateResult(ctx context.Context, d *document.Document) (*UpdateResult, error) {
 	ref, gv, err := document.Identify(d)
 	if err != nil {
 		return nil, err

@@ -293,7 +293,7 @@ func TestUpdate(t *testing.T) {
 			if tc.refused != nil {
 				text = changed
 			}
-			res, err := c.Update(context.Background(), read(t, "new.yaml", text)[0])
+			res, err := c.updateResult(context.Background(), read(t, "new.yaml", text)[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +350,7 @@ func TestUpdate(t *testing.T) {
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n":       UpdateSkipped,
 		"apiVersion: other.example.com/v1\nkind: Thing\nmetadata: {name: t}\n": UpdateMissingCRD,
 	} {
-		res, err := c.Update(context.Background(), read(t, "x.yaml", text)[0])
+		res, err := c.updateResult(context.Background(), read(t, "x.yaml", text)[0])
 		if err != nil || res.Status != want {
 			t.Errorf("%s: %v, %v, want %q", text, res, err, want)
 		}

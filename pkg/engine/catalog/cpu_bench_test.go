@@ -82,7 +82,7 @@ func BenchmarkCPUPrune(b *testing.B) {
 	}
 }
 
-// BenchmarkCPUUpdate is Catalog.Update of the 10,000 objects against
+// BenchmarkCPUUpdate is Catalog.updateResult of the 10,000 objects against
 // themselves as the old ones.
 func BenchmarkCPUUpdate(b *testing.B) {
 	in := cpuBenchInput(b)
@@ -99,7 +99,7 @@ func BenchmarkCPUUpdate(b *testing.B) {
 	}
 	ctx := context.Background()
 	for _, d := range objects() {
-		if _, err := c.Update(ctx, d); err != nil {
+		if _, err := c.updateResult(ctx, d); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -107,7 +107,7 @@ func BenchmarkCPUUpdate(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, d := range objects() {
-			if _, err := c.Update(ctx, d); err != nil {
+			if _, err := c.updateResult(ctx, d); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -44,7 +44,7 @@ type Loader struct {
 	// (finding.RefusedUnused) and no CRD, in the order read.
 	Unused []AddedCRD
 	// OldErrors are the previous inputs the server cannot have stored
-	// (AddOld, AddPreviousCRD), in the order read: each would match
+	// (AddOld, addPreviousCRD), in the order read: each would match
 	// nothing, and its update would pass unchecked.
 	OldErrors []error
 
@@ -102,12 +102,12 @@ func (l *Loader) Index(f *crdindex.File) {
 }
 
 // Previous reads the objects as they were (--old, previous:): a CRD among
-// them is the version a CRD of the inputs replaces (AddPreviousCRD), any
+// them is the version a CRD of the inputs replaces (addPreviousCRD), any
 // other object an old version (AddOld). What the server cannot have stored
 // goes to OldErrors, so that a front end reports them all.
 func (l *Loader) Previous(docs Docs) error {
 	return l.read(docs, func(o *document.Document) error {
-		ok, err := l.cat.AddPreviousCRD(o)
+		ok, err := l.cat.addPreviousCRD(o)
 		if !ok {
 			err = l.cat.AddOld(o)
 		}
@@ -120,7 +120,7 @@ func (l *Loader) Previous(docs Docs) error {
 
 // Inputs reads the inputs, the objects about to be applied: their CRDs are
 // added after those of Schemas (they win), and with replaces each one
-// replaces its previous version (PrepareReplacement; Resolve compares
+// replaces its previous version (prepareReplacement; Resolve compares
 // them). visit, when not nil, sees each object, CRDs included, and may stop
 // the run with an error.
 func (l *Loader) Inputs(docs Docs, replaces bool, visit func(*document.Document) error) error {
@@ -175,7 +175,7 @@ func (l *Loader) prepare(d *document.Document, replaces bool) {
 	go func() {
 		defer func() { <-l.slots }()
 		if replaces {
-			ready <- l.cat.PrepareReplacement(d)
+			ready <- l.cat.prepareReplacement(d)
 		} else {
 			ready <- l.cat.PrepareCRD(d)
 		}
@@ -312,7 +312,7 @@ func (l *Loader) addUnused(src document.Source, d *document.Document, refusal st
 // Resolved is what Resolve found beyond the catalog's own state.
 type Resolved struct {
 	// Upgrades are the CRDs of the inputs that replace a previous version
-	// (Catalog.Upgrades), by name; Unreplaced are those of the inputs
+	// (Catalog.compareUpgrades), by name; Unreplaced are those of the inputs
 	// (with replaces) that have none: new CRDs, no upgrade to check.
 	Upgrades   []*Upgrade
 	Unreplaced []string
@@ -321,7 +321,7 @@ type Resolved struct {
 // Resolve ends the loading, once every source is read: every CRD added
 // (Added), the kinds of the objects resolved (Catalog.Resolve: Refusal
 // then names the objects of refused kinds), and the CRDs of the inputs
-// that replace another compared with it (Catalog.Upgrades). An error is an
+// that replace another compared with it (Catalog.compareUpgrades). An error is an
 // *document.InputError, or the cluster's.
 func (l *Loader) Resolve(ctx context.Context) (*Resolved, error) {
 	if err := l.Added(); err != nil {
@@ -336,7 +336,7 @@ func (l *Loader) Resolve(ctx context.Context) (*Resolved, error) {
 		return out, nil
 	}
 	var err error
-	if out.Upgrades, err = l.cat.Upgrades(ctx, l.replacing); err != nil {
+	if out.Upgrades, err = l.cat.compareUpgrades(ctx, l.replacing); err != nil {
 		return nil, err
 	}
 	found := map[string]bool{}

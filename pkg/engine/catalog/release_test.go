@@ -49,15 +49,15 @@ func TestChecksReleaseSchemas(t *testing.T) {
 // old CRD and of the new.
 func TestImpactsReleaseSchemasAfterTheComparison(t *testing.T) {
 	c := newServed(Options{})
-	if ok, err := c.AddPreviousCRD(readFile(t, upgradeOld)[0]); !ok || err != nil {
-		t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+	if ok, err := c.addPreviousCRD(readFile(t, upgradeOld)[0]); !ok || err != nil {
+		t.Fatalf("addPreviousCRD: %v %v", ok, err)
 	}
 	for _, d := range readFile(t, upgradeNew) {
 		if _, _, err := c.addCRD(d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ups, err := c.Upgrades(context.Background(), nil)
+	ups, err := c.compareUpgrades(context.Background(), nil)
 	if err != nil || len(ups) != 1 {
 		t.Fatalf("Upgrades: %d, %v", len(ups), err)
 	}
@@ -65,7 +65,7 @@ func TestImpactsReleaseSchemasAfterTheComparison(t *testing.T) {
 		t.Fatal("no change found: the test shows nothing")
 	}
 	for _, d := range readFile(t, upgradeObjects) {
-		if _, _, err := c.UpgradeImpact(d); err != nil {
+		if _, _, err := c.upgradeImpact(d); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -39,13 +39,13 @@ func TestReplacementRefusedByCreate(t *testing.T) {
 
 			// With the old CRD: the update validation's refusal, as findings.
 			c := newServed(Options{})
-			if ok, err := c.AddPreviousCRD(old); !ok || err != nil {
-				t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+			if ok, err := c.addPreviousCRD(old); !ok || err != nil {
+				t.Fatalf("addPreviousCRD: %v %v", ok, err)
 			}
-			if _, _, err := c.AddPrepared(c.PrepareReplacement(newDoc)); err != nil {
-				t.Fatalf("AddPrepared of PrepareReplacement: %v", err)
+			if _, _, err := c.AddPrepared(c.prepareReplacement(newDoc)); err != nil {
+				t.Fatalf("AddPrepared of prepareReplacement: %v", err)
 			}
-			ups, err := c.Upgrades(context.Background(), nil)
+			ups, err := c.compareUpgrades(context.Background(), nil)
 			if err != nil || len(ups) != 1 {
 				t.Fatalf("Upgrades: %d, %v", len(ups), err)
 			}
@@ -64,10 +64,10 @@ func TestReplacementRefusedByCreate(t *testing.T) {
 
 			// Without one: the create's refusal, the input error PrepareCRD gives.
 			c = newServed(Options{})
-			if _, _, err := c.AddPrepared(c.PrepareReplacement(newDoc)); err != nil {
-				t.Fatalf("AddPrepared of PrepareReplacement: %v", err)
+			if _, _, err := c.AddPrepared(c.prepareReplacement(newDoc)); err != nil {
+				t.Fatalf("AddPrepared of prepareReplacement: %v", err)
 			}
-			ups, err = c.Upgrades(context.Background(), nil)
+			ups, err = c.compareUpgrades(context.Background(), nil)
 			if refusedByCreate {
 				if !errors.As(err, &ie) || err.Error() != createErr.Error() || len(ups) != 0 {
 					t.Errorf("Upgrades without an old CRD: %d upgrades, %v; want the create's %v", len(ups), err, createErr)
@@ -94,13 +94,13 @@ func TestReplacementRatchetsCost(t *testing.T) {
 	}
 	c = newServed(Options{})
 	// A previous CRD is taken as a cluster holds it: not validated.
-	if ok, err := c.AddPreviousCRD(doc); !ok || err != nil {
-		t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+	if ok, err := c.addPreviousCRD(doc); !ok || err != nil {
+		t.Fatalf("addPreviousCRD: %v %v", ok, err)
 	}
-	if _, _, err := c.AddPrepared(c.PrepareReplacement(doc)); err != nil {
+	if _, _, err := c.AddPrepared(c.prepareReplacement(doc)); err != nil {
 		t.Fatal(err)
 	}
-	ups, err := c.Upgrades(context.Background(), nil)
+	ups, err := c.compareUpgrades(context.Background(), nil)
 	if err != nil || len(ups) != 1 {
 		t.Fatalf("Upgrades: %d, %v", len(ups), err)
 	}
@@ -122,18 +122,18 @@ func TestUpgradeImpactNamespace(t *testing.T) {
 		{Namespaces{Default: "team", Offline: true}, []string{"other/w1", "team/w2"}},
 	} {
 		c := newServed(Options{Namespaces: tc.ns})
-		if ok, err := c.AddPreviousCRD(readFile(t, refusedDir+"old.yaml")[0]); !ok || err != nil {
-			t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+		if ok, err := c.addPreviousCRD(readFile(t, refusedDir+"old.yaml")[0]); !ok || err != nil {
+			t.Fatalf("addPreviousCRD: %v %v", ok, err)
 		}
-		if _, _, err := c.AddPrepared(c.PrepareReplacement(readFile(t, refusedDir+"scope.yaml")[0])); err != nil {
+		if _, _, err := c.AddPrepared(c.prepareReplacement(readFile(t, refusedDir+"scope.yaml")[0])); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Upgrades(context.Background(), nil); err != nil {
+		if _, err := c.compareUpgrades(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
 		var got []string
 		for _, d := range objects {
-			imp, _, err := c.UpgradeImpact(d)
+			imp, _, err := c.upgradeImpact(d)
 			if err != nil || imp == nil {
 				t.Fatalf("%s: %v %v", d.Source, imp, err)
 			}
@@ -150,7 +150,7 @@ func TestReplacementWithoutName(t *testing.T) {
 	text := readFile(t, refusedDir+"cost.yaml")[0].Raw()
 	docs := read(t, "noname.yaml", strings.Replace(string(text), "  name: widgets.refused.example.com\n", "", 1))
 	c := newServed(Options{})
-	if _, _, err := c.AddPrepared(c.PrepareReplacement(docs[0])); err == nil {
+	if _, _, err := c.AddPrepared(c.prepareReplacement(docs[0])); err == nil {
 		t.Error("a CRD without a name is added")
 	}
 }

@@ -14,14 +14,14 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
-// AddPreviousCRD adds the version of a CRD that an added CRD replaces (the
+// addPreviousCRD adds the version of a CRD that an added CRD replaces (the
 // plugin's --old, the function's previous): ok false for other documents.
 // It is taken as a cluster holds it: a server accepted it once (perhaps as
 // v1beta1), so today's create validation does not refuse it. It is
-// decoded only when an added CRD replaces it (Upgrades): a directory of
+// decoded only when an added CRD replaces it (compareUpgrades): a directory of
 // previous CRDs costs what the upgraded ones cost. One the server cannot
 // decode is an *document.InputError then (here, when it has no name).
-func (c *Catalog) AddPreviousCRD(d *document.Document) (ok bool, err error) {
+func (c *Catalog) addPreviousCRD(d *document.Document) (ok bool, err error) {
 	ref := document.Ref(d.Object)
 	if !schema.IsCRD(ref.APIVersion, ref.Kind) {
 		return false, nil
@@ -50,24 +50,24 @@ func (p *previousCRD) decode() error {
 	return nil
 }
 
-// PrepareReplacement is PrepareCRD of a CRD about to replace the version
-// before it (check-update's -f, the function's items), which Upgrades
+// prepareReplacement is PrepareCRD of a CRD about to replace the version
+// before it (check-update's -f, the function's items), which compareUpgrades
 // compares with that version. The server validates a CRD that replaces
 // another with its update validation, not its create one: the update
 // ratchets what the old CRD already has (the cost of its unchanged CEL
 // rules), and refuses what the create does not (a scope change). So a
-// CRD the create validation refuses is added all the same, and Upgrades
+// CRD the create validation refuses is added all the same, and compareUpgrades
 // gives the verdict: with an old version, the update validation's
 // (Refused changes); without one, the create's, an *document.InputError.
 // A CRD without a name replaces none: it is refused at once, as by
 // PrepareCRD.
-func (c *Catalog) PrepareReplacement(d *document.Document) *PreparedCRD {
+func (c *Catalog) prepareReplacement(d *document.Document) *PreparedCRD {
 	p := c.PrepareCRD(d)
 	p.replaces = p.crd != nil && p.crd.Name() != ""
 	return p
 }
 
-// previousCRD is a CRD added by AddPreviousCRD, with its source: its
+// previousCRD is a CRD added by addPreviousCRD, with its source: its
 // object as written, decoded when used.
 type previousCRD struct {
 	raw    map[string]interface{}
@@ -85,7 +85,7 @@ type Upgrade struct {
 	// are the same, worded, one per change.
 	Changes  []crdupgrade.Change
 	Findings []finding.Finding
-	// Tally counts, per change, the objects UpgradeImpact found it hurts;
+	// Tally counts, per change, the objects addImpact found it hurts;
 	// Unexplained are what objects showed that no change explains.
 	Tally       *crdupgrade.Tally
 	Unexplained []crdupgrade.Unexplained
@@ -135,7 +135,7 @@ func (u *Upgrade) Verdicts(strict bool, gate finding.Gate) []ChangeVerdict {
 }
 
 // JudgeImpact is gate's verdict on the findings of an existing object of
-// an upgrade (AddImpact's): one fails the run when it hurts the object
+// an upgrade (addImpact's): one fails the run when it hurts the object
 // (an error: data lost, a refusal) and the gate fails on its check,
 // whether or not a change of the upgrade explains it.
 func JudgeImpact(gate finding.Gate, findings []finding.Finding) []finding.Judged {
@@ -164,15 +164,15 @@ func (u *Upgrade) Fails(strict bool, gate finding.Gate) bool {
 	return false
 }
 
-// Upgrades compares the added CRDs named in only (every added CRD when
+// compareUpgrades compares the added CRDs named in only (every added CRD when
 // only is nil) with their previous version: the one added by
-// AddPreviousCRD, else (with OldFromCluster) the cluster's. An added CRD
+// addPreviousCRD, else (with OldFromCluster) the cluster's. An added CRD
 // without one is new: no upgrade. By CRD name. Call it once every CRD is
-// added; UpgradeImpact then finds the upgrade of an object's kind. An
+// added; computeImpact then finds the upgrade of an object's kind. An
 // error is the cluster's, or the *document.InputError of the first added
-// CRD (PrepareReplacement) the create validation refuses and that
+// CRD (prepareReplacement) the create validation refuses and that
 // replaces no CRD: a create of it would be refused.
-func (c *Catalog) Upgrades(ctx context.Context, only map[string]bool) ([]*Upgrade, error) {
+func (c *Catalog) compareUpgrades(ctx context.Context, only map[string]bool) ([]*Upgrade, error) {
 	var names []string
 	for name := range c.byName {
 		if only == nil || only[name] {
@@ -257,29 +257,21 @@ func (c *Catalog) refusedCreates(upgrades []*Upgrade) error {
 	return first.invalid
 }
 
-// UpgradeImpact is what the upgrade of its CRD does to d, an existing
-// object of the old CRD (from the cluster, or a file standing for one):
-// nil when no upgrade (Upgrades) concerns its kind. The upgrade's Tally
-// counts it. An error is an *document.InputError. It is ComputeImpact
-// then AddImpact.
-func (c *Catalog) UpgradeImpact(d *document.Document) (*crdupgrade.ObjectImpact, []finding.Finding, error) {
-	imp, err := c.ComputeImpact(d)
-	if err != nil || imp == nil {
-		return nil, nil, err
-	}
-	return imp.ObjectImpact, c.AddImpact(imp), nil
-}
-
-// Impact is an object's impact as ComputeImpact computed it, for AddImpact.
-type Impact struct {
+// computedImpact is an object's impact as computeImpact computed it, for
+// addImpact.
+type computedImpact struct {
 	*crdupgrade.ObjectImpact
 	upgrade *Upgrade
 }
 
-// ComputeImpact is the costly part of UpgradeImpact, the object run through
-// the new CRD with the server's code; it changes nothing, and goroutines
-// may call it at once. AddImpact counts what it computed.
-func (c *Catalog) ComputeImpact(d *document.Document) (*Impact, error) {
+// computeImpact is what the upgrade of its CRD does to d, an existing
+// object of the old CRD (from the cluster, or a file standing for one):
+// nil when no upgrade (compareUpgrades) concerns its kind. It is the
+// costly part, the object run through the new CRD with the server's code;
+// it changes nothing, and goroutines may call it at once. addImpact counts
+// what it computed in the upgrade's Tally. An error is an
+// *document.InputError.
+func (c *Catalog) computeImpact(d *document.Document) (*computedImpact, error) {
 	ref, gv, err := document.Identify(d)
 	if err != nil {
 		return nil, err
@@ -300,12 +292,12 @@ func (c *Catalog) ComputeImpact(d *document.Document) (*Impact, error) {
 	// (a new scope moves none), one without in the request's, where
 	// kubectl sent it.
 	imp.Object.Namespace = c.opts.Namespaces.request(u.Old.CRD, imp.Object.Namespace)
-	return &Impact{ObjectImpact: imp, upgrade: u}, nil
+	return &computedImpact{ObjectImpact: imp, upgrade: u}, nil
 }
 
-// AddImpact counts an impact in its upgrade's Tally, in the order of the
+// addImpact counts an impact in its upgrade's Tally, in the order of the
 // objects (one goroutine at a time), and words it as findings.
-func (c *Catalog) AddImpact(imp *Impact) []finding.Finding {
+func (c *Catalog) addImpact(imp *computedImpact) []finding.Finding {
 	u := imp.upgrade
 	u.Unexplained = append(u.Unexplained, u.Tally.Add(imp.ObjectImpact)...)
 	findings := finding.FromImpact(imp.ObjectImpact)
@@ -327,13 +319,13 @@ func (c *Catalog) AddImpact(imp *Impact) []finding.Finding {
 }
 
 // ScanImpacts runs the existing objects of objects through their upgrades
-// on every core (ComputeImpact) and counts them in their order
-// (AddImpact), calling each with every object and what it found: the
+// on every core (computeImpact) and counts them in their order
+// (addImpact), calling each with every object and what it found: the
 // impact (nil when no upgrade concerns the object) and its findings, or
 // the object's error. An error each returns stops the scan, and is its.
 func (c *Catalog) ScanImpacts(objects Docs, each func(d *document.Document, imp *crdupgrade.ObjectImpact, findings []finding.Finding, err error) error) error {
 	type computed struct {
-		imp *Impact
+		imp *computedImpact
 		err error
 	}
 	return ordered.Map(ordered.Workers(), func(emit func(*document.Document) error) error {
@@ -347,13 +339,13 @@ func (c *Catalog) ScanImpacts(objects Docs, each func(d *document.Document, imp 
 		}
 		return nil
 	}, func(d *document.Document) computed {
-		imp, err := c.ComputeImpact(d)
+		imp, err := c.computeImpact(d)
 		return computed{imp, err}
 	}, func(d *document.Document, r computed) error {
 		if r.err != nil || r.imp == nil {
 			return each(d, nil, nil, r.err)
 		}
-		findings := c.AddImpact(r.imp)
+		findings := c.addImpact(r.imp)
 		return each(d, r.imp.ObjectImpact, findings, nil)
 	})
 }

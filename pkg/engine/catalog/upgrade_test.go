@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
@@ -38,8 +40,8 @@ func TestUpgrades(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newServed(tc.opts)
 			if tc.previous {
-				if ok, err := c.AddPreviousCRD(oldDoc); !ok || err != nil {
-					t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+				if ok, err := c.addPreviousCRD(oldDoc); !ok || err != nil {
+					t.Fatalf("addPreviousCRD: %v %v", ok, err)
 				}
 			}
 			for _, d := range readFile(t, upgradeNew) {
@@ -47,7 +49,7 @@ func TestUpgrades(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			ups, err := c.Upgrades(context.Background(), nil)
+			ups, err := c.compareUpgrades(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +75,7 @@ func TestUpgrades(t *testing.T) {
 
 			got = nil
 			for _, d := range readFile(t, upgradeObjects) {
-				imp, findings, err := c.UpgradeImpact(d)
+				imp, findings, err := c.upgradeImpact(d)
 				if err != nil || imp == nil {
 					t.Fatalf("%s: %v %v", d.Source, imp, err)
 				}
@@ -132,20 +134,20 @@ func TestUpgrades(t *testing.T) {
 func TestUpgradeFailsAsItsReport(t *testing.T) {
 	const dir = "../../../test/e2e/testdata/crdupgrade-refused/"
 	c := newServed(Options{})
-	if ok, err := c.AddPreviousCRD(readFile(t, dir+"old.yaml")[0]); !ok || err != nil {
-		t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+	if ok, err := c.addPreviousCRD(readFile(t, dir+"old.yaml")[0]); !ok || err != nil {
+		t.Fatalf("addPreviousCRD: %v %v", ok, err)
 	}
 	if _, _, err := c.addCRD(readFile(t, dir+"scope.yaml")[0]); err != nil {
 		t.Fatal(err)
 	}
-	ups, err := c.Upgrades(context.Background(), nil)
+	ups, err := c.compareUpgrades(context.Background(), nil)
 	if err != nil || len(ups) != 1 {
 		t.Fatalf("%d upgrades: %v", len(ups), err)
 	}
 	up := ups[0]
 	var objects [][]finding.Finding
 	for _, d := range readFile(t, dir+"objects.yaml") {
-		_, findings, err := c.UpgradeImpact(d)
+		_, findings, err := c.upgradeImpact(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,13 +187,13 @@ func TestUpgradeFailsAsItsReport(t *testing.T) {
 // fails by the objects it hurts, never because CRDChange is named.
 func TestCRDChangeFailsByTheGate(t *testing.T) {
 	c := newServed(Options{})
-	if ok, err := c.AddPreviousCRD(readFile(t, upgradeOld)[0]); !ok || err != nil {
-		t.Fatalf("AddPreviousCRD: %v %v", ok, err)
+	if ok, err := c.addPreviousCRD(readFile(t, upgradeOld)[0]); !ok || err != nil {
+		t.Fatalf("addPreviousCRD: %v %v", ok, err)
 	}
 	if _, _, err := c.addCRD(readFile(t, upgradeNew)[0]); err != nil {
 		t.Fatal(err)
 	}
-	ups, err := c.Upgrades(context.Background(), nil)
+	ups, err := c.compareUpgrades(context.Background(), nil)
 	if err != nil || len(ups) != 1 {
 		t.Fatalf("%d upgrades: %v", len(ups), err)
 	}
@@ -221,4 +223,16 @@ func TestCRDChangeFailsByTheGate(t *testing.T) {
 			}
 		}
 	}
+}
+
+// upgradeImpact is what ScanImpacts finds of one object: its impact (nil
+// when no upgrade concerns its kind) and findings, counted in the
+// upgrade's Tally, or its error.
+func (c *Catalog) upgradeImpact(d *document.Document) (imp *crdupgrade.ObjectImpact, findings []finding.Finding, err error) {
+	one := func(yield func(*document.Document, error) bool) { yield(d, nil) }
+	err = c.ScanImpacts(one, func(_ *document.Document, i *crdupgrade.ObjectImpact, f []finding.Finding, e error) error {
+		imp, findings = i, f
+		return e
+	})
+	return imp, findings, err
 }

@@ -51,7 +51,7 @@ type Verdict struct {
 	// conversion webhook) or could not keep the YAML's comments.
 	Findings []finding.Judged
 
-	impact *Impact
+	impact *computedImpact
 }
 
 // Fails reports whether one of the findings fails the run.
@@ -59,7 +59,7 @@ func (v *Verdict) Fails() bool { return finding.Failing(v.Findings) }
 
 // Check is the one verdict on one object, the same in both front ends:
 // its old version looked up (opts.Updates), the upgrade of its CRD run on
-// it as the object as written (Upgrades), its create or update checked,
+// it as the object as written (compareUpgrades), its create or update checked,
 // what repeats removed. It changes nothing but d (the edits of pruning),
 // and goroutines may check objects at once; Count then counts the upgrade
 // in the order of the objects. An error is an *document.InputError (one
@@ -114,7 +114,7 @@ func (c *Catalog) check(ctx context.Context, d *document.Document, opts CheckOpt
 	}
 	all := append(withoutCaused(findings, imp), upgraded...)
 	if v.Old != nil {
-		out, err := c.CheckUpdate(v.Old.Object, original, d)
+		out, err := c.checkUpdate(v.Old.Object, original, nil, d)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -129,11 +129,11 @@ func (c *Catalog) check(ctx context.Context, d *document.Document, opts CheckOpt
 }
 
 // upgradeOf is what the upgrade of d's CRD does to d as an existing object
-// (ComputeImpact), worded: what it loses and why the server would refuse
+// (computeImpact), worded: what it loses and why the server would refuse
 // it (the defaults it reads with are the CRD change's to tell). An object
 // of a version the previous CRD lacks is a note: new, not checked as an
 // existing one. All nil when no upgrade concerns d's kind.
-func (c *Catalog) upgradeOf(d *document.Document) (*Impact, []finding.Finding, error) {
+func (c *Catalog) upgradeOf(d *document.Document) (*computedImpact, []finding.Finding, error) {
 	if len(c.upgrades) == 0 {
 		return nil, nil, nil
 	}
@@ -149,7 +149,7 @@ func (c *Catalog) upgradeOf(d *document.Document) (*Impact, []finding.Finding, e
 	if _, ok := u.Old.CRD.Version(gv.Version); !ok {
 		return nil, []finding.Finding{finding.NotExisting(u.Old.CRD.Name(), gv.Version)}, nil
 	}
-	imp, err := c.ComputeImpact(d)
+	imp, err := c.computeImpact(d)
 	if err != nil || imp == nil {
 		return nil, nil, err
 	}
@@ -167,7 +167,7 @@ func (c *Catalog) upgradeOf(d *document.Document) (*Impact, []finding.Finding, e
 // withoutCaused leaves out of the create check's findings the refusals the
 // upgrade causes: the object is checked against the new CRD too, and the
 // upgrade's words say why.
-func withoutCaused(findings []finding.Finding, imp *Impact) []finding.Finding {
+func withoutCaused(findings []finding.Finding, imp *computedImpact) []finding.Finding {
 	if imp == nil || len(imp.Errors) == 0 {
 		return findings
 	}
@@ -193,16 +193,16 @@ func findingKey(f finding.Finding) string {
 // Hurt), in the order of the objects, one goroutine at a time.
 func (c *Catalog) Count(v *Verdict) {
 	if v.impact != nil {
-		c.AddImpact(v.impact)
+		c.addImpact(v.impact)
 	}
 }
 
 // updateVerdict is check-update's verdict on d (UpdateOnly): the
-// structured outcome of Update, and its findings judged by gate: a kind
+// structured outcome of updateResult, and its findings judged by gate: a kind
 // no CRD defines, what the server drops (Prune), why it refuses the
 // update (Update). A CRD, or an object of a built-in kind, has none.
 func (c *Catalog) updateVerdict(ctx context.Context, d *document.Document, gate finding.Gate) (*Verdict, error) {
-	res, err := c.Update(ctx, d)
+	res, err := c.updateResult(ctx, d)
 	if err != nil {
 		return nil, err
 	}
