@@ -35,7 +35,7 @@ type inputFlags struct {
 	// command is the command's name, for the words of its messages.
 	command string
 	// replaces: the CRDs of -f replace the versions before them
-	// (check-update's CRD upgrades), read by catalog.PrepareReplacement.
+	// (check-update's CRD upgrades), read by the catalog's Loader.Inputs (replaces).
 	replaces bool
 }
 
