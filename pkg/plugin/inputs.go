@@ -65,16 +65,16 @@ type inputWarning struct {
 	Object  document.ObjectRef `json:"object"`
 	Source  document.Source    `json:"source"`
 	Message string             `json:"message"`
-	// check is the finding's (CRDWarning, NonStructural, Update), "" for
+	// Check is the finding's (CRDWarning, NonStructural, Update), "" for
 	// the reader's warnings and a CRD defined twice: the rule of the CI
 	// reports.
-	check finding.Check
-	// severity is the finding's ("": a warning); fails: the gate's verdict
-	// on it fails the run.
+	Check finding.Check `json:"check,omitempty"`
+	// Path is the field the finding is about, in the server's format.
+	Path string `json:"path,omitempty"`
+	// Fails: the gate's verdict on the finding fails the run.
+	Fails bool `json:"fails,omitempty"`
+	// severity is the finding's ("": a warning).
 	severity finding.Severity
-	fails    bool
-	// path is the field the finding is about, in the server's format.
-	path string
 }
 
 // indexWarning is a warning of the reader, as the index of a file keeps it.
@@ -292,11 +292,11 @@ func (in *inputDocs) warn(w io.Writer) { printWarnings(w, in.Warnings) }
 func printWarnings(w io.Writer, warnings []inputWarning) {
 	for _, x := range warnings {
 		level := "Warning"
-		if x.fails {
+		if x.Fails {
 			level = "Error"
 		}
-		if x.path != "" {
-			printable.Fprintf(w, "%s: %s: %s: %s (%s)\n", level, x.Object, x.path, x.Message, x.Source)
+		if x.Path != "" {
+			printable.Fprintf(w, "%s: %s: %s: %s (%s)\n", level, x.Object, x.Path, x.Message, x.Source)
 			continue
 		}
 		printable.Fprintf(w, "%s: %s: %s (%s)\n", level, x.Object, x.Message, x.Source)

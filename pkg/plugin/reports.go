@@ -79,12 +79,12 @@ func verdictObject(v *catalog.Verdict) report.Object {
 func warningObjects(warnings []inputWarning) []report.Object {
 	out := make([]report.Object, len(warnings))
 	for i, w := range warnings {
-		f := finding.Finding{Check: w.check, Severity: w.severity, Message: w.Message, Path: w.path}
+		f := finding.Finding{Check: w.Check, Severity: w.severity, Message: w.Message, Path: w.Path}
 		if f.Severity == "" {
 			f.Severity = finding.Warning
 		}
 		out[i] = report.Object{Ref: w.Object, Location: report.Location{File: w.Source.File, Line: w.Source.Line},
-			Status: report.InputNote, Findings: []report.Item{{Finding: f, Fails: w.fails}}}
+			Status: report.InputNote, Findings: []report.Item{{Finding: f, Fails: w.Fails}}}
 	}
 	return out
 }

@@ -114,7 +114,7 @@ func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer
 	// marker (Update). The function reports the same ones (addCRD).
 	for _, a := range slices.Concat(s.loader.CRDs, s.loader.Unused) {
 		for _, j := range gate.Judge(a.Findings) {
-			s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: j.Message, check: j.Check, severity: j.Severity, fails: j.Fails, path: j.Path})
+			s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: j.Message, Check: j.Check, severity: j.Severity, Fails: j.Fails, Path: j.Path})
 		}
 	}
 	return s, nil
@@ -124,7 +124,7 @@ func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer
 // CRD's, judged by the gate).
 func (s *objectStream) Failing() bool {
 	for _, w := range s.Warnings {
-		if w.fails {
+		if w.Fails {
 			return true
 		}
 	}
