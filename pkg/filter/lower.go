@@ -50,40 +50,11 @@ func atItemLine(item *yaml.RNode, doc *document.Document, l lower.Lowered) error
 		p = append(fieldpath.Path{fieldpath.Key("items"), fieldpath.Index(slices.Index(doc.Objects(), l.Doc))}, p...)
 	}
 	for ; len(p) > 0; p = p[:len(p)-1] {
-		if line := nodeLine(item.YNode(), p); line > 0 {
+		if line := document.NodeLine(item.YNode(), p); line > 0 {
 			at := *ie
 			at.Source.Line = line
 			return &at
 		}
 	}
 	return l.Err
-}
-
-// nodeLine is the line of the key (or item) at p below n; 0 when there is
-// none.
-func nodeLine(n *yaml.Node, p fieldpath.Path) int {
-	line := 0
-	for _, s := range p {
-		for n != nil && n.Kind == yaml.AliasNode {
-			n = n.Alias
-		}
-		switch {
-		case n == nil:
-			return 0
-		case s.IsIndex && n.Kind == yaml.SequenceNode && s.Index < len(n.Content):
-			n = n.Content[s.Index]
-			line = n.Line
-		case !s.IsIndex && n.Kind == yaml.MappingNode:
-			var next *yaml.Node
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == s.Key {
-					next, line = n.Content[i+1], n.Content[i].Line
-				}
-			}
-			n = next
-		default:
-			return 0
-		}
-	}
-	return line
 }

@@ -195,3 +195,12 @@ func (d *Document) Line(p fieldpath.Path) int {
 	}
 	return 0
 }
+
+// NodeLine is the line of the field at p below n, a node tree as kyaml
+// reads it (a KRM function's item as the function read it), found as Line
+// finds it in a document; 0 when it is not there.
+func NodeLine(n *kyaml.Node, p fieldpath.Path) int {
+	d := &Document{}
+	d.setTree(&kyaml.Node{Kind: kyaml.DocumentNode, Content: []*kyaml.Node{n}}, nil)
+	return d.Line(p)
+}
