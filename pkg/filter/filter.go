@@ -251,7 +251,7 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 	if err != nil {
 		return nil, nil, err
 	}
-	l := cat.Load()
+	l := cat.Load(c.gate)
 	cache, err := crdindex.Open(crdindex.DefaultDir(), crdindex.BuildKey())
 	if err != nil && len(c.CRDPaths) > 0 {
 		c.warn(err.Error())
@@ -477,7 +477,7 @@ func (c *CRDCheck) addCRD(a catalog.AddedCRD) {
 		ref.APIVersion = a.CRD.Object.APIVersion
 	}
 	ref.Kind = "CustomResourceDefinition"
-	for _, j := range c.gate.Judge(a.Findings) {
+	for _, j := range a.Findings {
 		// Their words do not name the CRD: the server's warnings, defined twice.
 		if j.Reason == finding.ReasonRedefined || j.Check == finding.CRDWarning && j.Reason != finding.ReasonRefusedUnused {
 			j.Message = fmt.Sprintf("CustomResourceDefinition %s: %s", ref.Name, j.Message)

@@ -89,7 +89,7 @@ func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	s := &objectStream{keeping: true, loader: cat.Load()}
+	s := &objectStream{keeping: true, loader: cat.Load(gate)}
 	var err error
 	if s.cache, err = crdindex.Open(crdindex.DefaultDir(), crdindex.BuildKey()); err != nil && len(f.CRDFiles) > 0 {
 		warnOn(errOut)(err.Error())
@@ -113,7 +113,7 @@ func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer
 	// CRD's structural violations (NonStructural), a misplaced mutability
 	// marker (Update). The function reports the same ones (addCRD).
 	for _, a := range slices.Concat(s.loader.CRDs, s.loader.Unused) {
-		for _, j := range gate.Judge(a.Findings) {
+		for _, j := range a.Findings {
 			s.Warnings = append(s.Warnings, inputWarning{Object: a.Ref, Source: a.Source, Message: j.Message, Check: j.Check, severity: j.Severity, Fails: j.Fails, Path: j.Path})
 		}
 	}

@@ -48,6 +48,8 @@ type Loader struct {
 	// nothing, and its update would pass unchecked.
 	OldErrors []error
 
+	// gate judges the findings of the CRDs added.
+	gate finding.Gate
 	// replacing are the CRDs of the inputs that replace a previous version.
 	replacing map[string]bool
 	// index are the CRDs of the schema sources, in the order read: Added
@@ -60,7 +62,8 @@ type Loader struct {
 }
 
 // AddedCRD is a CRD the loader added, with what AddPrepared found of it:
-// defined twice, not structural, misplaced markers, the server's warnings.
+// defined twice, not structural, misplaced markers, the server's warnings,
+// each judged by the run's gate (Load's), as Check judges an object's.
 // It names its document, which it does not hold: a run keeps no CRD's
 // YAML once it is added.
 type AddedCRD struct {
@@ -68,12 +71,13 @@ type AddedCRD struct {
 	Ref      document.ObjectRef
 	Source   document.Source
 	CRD      *schema.CRD
-	Findings []finding.Finding
+	Findings []finding.Judged
 }
 
-// Load starts a run on c.
-func (c *Catalog) Load() *Loader {
-	return &Loader{cat: c, Kinds: Kinds{}, replacing: map[string]bool{}}
+// Load starts a run on c; gate judges the findings of the CRDs it adds
+// (AddedCRD), as CheckOptions.Gate those of each object.
+func (c *Catalog) Load(gate finding.Gate) *Loader {
+	return &Loader{cat: c, gate: gate, Kinds: Kinds{}, replacing: map[string]bool{}}
 }
 
 // Schemas reads CRD sources (--crd-file, crdPaths), an index rather than a
@@ -192,7 +196,7 @@ func (l *Loader) add(p *PreparedCRD) bool {
 	}
 	if crd != nil {
 		d := p.doc
-		l.CRDs = append(l.CRDs, AddedCRD{Ref: document.Ref(d.Object), Source: d.Source, CRD: crd, Findings: findings})
+		l.CRDs = append(l.CRDs, AddedCRD{Ref: document.Ref(d.Object), Source: d.Source, CRD: crd, Findings: l.gate.Judge(findings)})
 	}
 	return true
 }
@@ -306,7 +310,7 @@ func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
 func (l *Loader) addUnused(src document.Source, d *document.Document, refusal string) {
 	f := finding.RefusedUnused(refusal)
 	f.Line = src.Line
-	l.Unused = append(l.Unused, AddedCRD{Ref: document.Ref(d.Object), Source: src, Findings: []finding.Finding{f}})
+	l.Unused = append(l.Unused, AddedCRD{Ref: document.Ref(d.Object), Source: src, Findings: l.gate.Judge([]finding.Finding{f})})
 }
 
 // Resolved is what Resolve found beyond the catalog's own state.

@@ -64,7 +64,7 @@ func readDocs(text, name string) Docs {
 // is.
 func TestLoaderWarnsOfRefusedUnused(t *testing.T) {
 	widget := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: n}\n"
-	l := newServed(Options{}).Load()
+	l := newServed(Options{}).Load(finding.DefaultGate())
 	if err := l.Schemas(readDocs(unusedCRDs, "crds.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLoaderWarnsOfRefusedUnused(t *testing.T) {
 	}
 
 	gizmo := "apiVersion: example.com/v1\nkind: Gizmo\nmetadata: {name: g, namespace: n}\n"
-	l = newServed(Options{}).Load()
+	l = newServed(Options{}).Load(finding.DefaultGate())
 	if err := l.Schemas(readDocs(unusedCRDs, "crds.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestLoaderKeepsVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := newServed(Options{}).Load()
+		l := newServed(Options{}).Load(finding.DefaultGate())
 		l.Index(idx)
 		if err := l.Inputs(readDocs(object, "o.yaml"), false, nil); err != nil {
 			t.Fatal(err)
