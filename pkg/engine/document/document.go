@@ -52,6 +52,10 @@ func (e *InputError) Unwrap() error { return e.Err }
 // bounded before it happens.
 var ErrBeyondLimits = errors.New("beyond the limits of a request")
 
+// ErrNotDetermined is the Err of an InputError for a document kubectl
+// reads, but sends otherwise from one run to the next: no verdict holds.
+var ErrNotDetermined = errors.New("what kubectl sends changes from run to run")
+
 // Document is one document of a stream, or one item of a List document:
 // an object as kubectl sends it to the server.
 type Document struct {
@@ -161,16 +165,7 @@ func parseChunkBound(c chunk, file string, b bound) (*Document, error) {
 	// What kubectl sends: sigs.k8s.io/yaml's conversion (YAML 1.1 scalars).
 	obj, js, dupes, err := toObject(c.data)
 	if err != nil {
-		ie := shiftYAMLError(err, file, c.startLine)
-		if l := firstUnprintable(c.data); l >= 0 && strings.Contains(err.Error(), "control characters are not allowed") {
-			ie.Source.Line = c.startLine + l // the parser names no line
-		}
-		if msg := err.Error(); strings.Contains(msg, "invalid map key") || strings.Contains(msg, "unsupported map key") {
-			if l := badKeyLine(c.text); l > 0 {
-				ie.Source.Line = c.startLine + l - 1 // the converter names no line
-			}
-		}
-		return nil, ie
+		return nil, conversionError(err, c, file)
 	}
 	if obj == nil && (len(js) == 0 || bytes.Equal(js, []byte("null"))) {
 		return nil, nil
@@ -208,6 +203,33 @@ func parseChunkBound(c chunk, file string, b bound) (*Document, error) {
 		upTo = 6*len(c.data) + 16
 	}
 	return d, d.checkSize(upTo, b)
+}
+
+// conversionError is err of the conversion of c as an input error, at the
+// line of what it names.
+func conversionError(err error, c chunk, file string) *InputError {
+	var alike *keysAlikeError
+	if errors.As(err, &alike) {
+		ie := &InputError{Source: Source{File: file, Line: c.startLine}, Err: ErrNotDetermined, Msg: alike.Error()}
+		if node, terr := parseTree(c.text); terr == nil {
+			d := &Document{lineShift: c.startLine - 1}
+			d.setTree(node, nil)
+			if l := d.Line(alike.path); l > 0 {
+				ie.Source.Line = l
+			}
+		}
+		return ie
+	}
+	ie := shiftYAMLError(err, file, c.startLine)
+	if l := firstUnprintable(c.data); l >= 0 && strings.Contains(err.Error(), "control characters are not allowed") {
+		ie.Source.Line = c.startLine + l // the parser names no line
+	}
+	if msg := err.Error(); strings.Contains(msg, "invalid map key") || strings.Contains(msg, "unsupported map key") {
+		if l := badKeyLine(c.text); l > 0 {
+			ie.Source.Line = c.startLine + l - 1 // the converter names no line
+		}
+	}
+	return ie
 }
 
 // badKeyLine is the 1-based line, within text, of the first key kubectl's

@@ -37,6 +37,9 @@ func eagerParse(c chunk, file string) (*Document, error) {
 		return nil, &InputError{Source: ie.Source, Err: ErrBeyondLimits, Msg: "this document may hold YAML aliases, and only kubectl's YAML 1.1 parser reads it (" + ie.Msg +
 			"): what its aliases expand to cannot be bounded before they expand; write it without aliases"}
 	}
+	if err := keysAlike(c.data); err != nil {
+		return nil, conversionError(err, c, file)
+	}
 	js, err := sigsyaml.YAMLToJSON(c.data)
 	if err != nil {
 		ie := shiftYAMLError(err, file, c.startLine)
@@ -228,6 +231,7 @@ var parseCases = []string{
 	"{}\n",
 	"# c\n\n--- # d\n  kind: A\n",
 	"--- !!map\nkind: A\n",
+	"817: 0C\nC9:\n  2: 7\n  \"2\": 8\nA: ",
 	"%YAML 1.1\n---\nkind: A\n",
 	"&a\nkind: A\n",
 	"\t\nkind: A\n",
