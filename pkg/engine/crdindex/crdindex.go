@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
@@ -318,9 +319,11 @@ func (c Cache) key(name string, data []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// hash is the hash of a key, the content still to be written to it.
+// hash is the hash of a key, the content still to be written to it. The
+// minor answering is part of it: an index keeps the server's verdict on
+// each CRD, which is that minor's.
 func (c Cache) hash(name string) hash.Hash {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%d:%s\x00", format, c.Build, len(name), name)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d:%s\x00", format, c.Build, kubeversion.Current().Minor, len(name), name)
 	return h
 }

@@ -1,0 +1,69 @@
+package kubeversion
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Embedded names the release of the server code linked:
+// k8s.io/apiextensions-apiserver v0.X.Y is Kubernetes 1.X.Y, and Code says
+// the patch.
+func TestEmbedded(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/apiextensions-apiserver").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v0.")
+	if want := "1." + v; Current().Code != want && Current().Code != Embedded.String() {
+		t.Errorf("Code = %s, want %s", Current().Code, want)
+	}
+	if minor, _, _ := strings.Cut(v, "."); Embedded.String() != "1."+minor {
+		t.Errorf("Embedded = %s, but apiextensions-apiserver is v0.%s", Embedded, v)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]Minor{"1.31": 31, "v1.33": 33, "1.37.2": 37, "v1.34.1-eks-1234": 34, " 1.35 ": 35} {
+		if got, err := Parse(in); err != nil || got != want {
+			t.Errorf("Parse(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"1.30", "1.38", "2.1", "131", "latest", ""} {
+		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), "1.31 to 1.37") {
+			t.Errorf("Parse(%q): %v, want an error naming the range", in, err)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	for _, tc := range []struct {
+		git, major, minor string
+		want              Minor
+		warns             bool
+	}{
+		{"v1.33.4", "1", "33", 33, false},
+		{"v1.31.14-eks-abc", "1", "31+", 31, false},
+		{"v1.29.0", "1", "29", 31, true},
+		{"v1.40.0", "1", "40", 37, true},
+		{"weird", "1", "32+", 32, false},
+	} {
+		got, warning, err := Nearest(tc.git, tc.major, tc.minor)
+		if err != nil || got != tc.want || (warning != "") != tc.warns {
+			t.Errorf("Nearest(%q) = %v, %q, %v; want %v (warning: %v)", tc.git, got, warning, err, tc.want, tc.warns)
+		}
+	}
+	if _, _, err := Nearest("weird", "", ""); err == nil {
+		t.Error("a version that says no minor: no error")
+	}
+}
+
+func TestAnswerWords(t *testing.T) {
+	a := Answer{Minor: 31, Code: "1.37.2"}
+	if got, want := a.String(), "kube-apiserver 1.31, emulated by kube-apiserver 1.37.2 (compatibility version 1.30)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got, want := (Answer{Minor: 37, Code: "1.37.2"}).String(), "kube-apiserver 1.37.2"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
