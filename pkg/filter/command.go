@@ -56,6 +56,9 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
                           with true, an object of a kind no CRD defines (MissingCRD) is a
                           warning, not an error, whatever failOn says: for repositories that
                           check only some of their kinds
+  kubeVersion: "1.31"     answer as the API server of this Kubernetes minor (1.31 to 1.37; default
+                          the newest, 1.37): which CRD fields it knows, which CEL libraries
+                          compile, its cost estimator, formats and feature gates
   loadRestrictor: LoadRestrictionsRootOnly
                           as kustomize's --load-restrictor: crdPaths and previous must stay
                           in the working directory (symbolic links resolved); LoadRestrictionsNone

@@ -29,6 +29,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
@@ -104,6 +105,10 @@ type CRDCheck struct {
 	// kinds; by default it is an error (MissingCRD), as a typo in its
 	// apiVersion would pass unchecked.
 	IgnoreMissingCRDs bool `json:"ignoreMissingCRDs,omitempty"`
+	// KubeVersion is the Kubernetes minor whose API server answers
+	// ("1.31" to "1.37", as the plugin's --kube-version); default the
+	// minor of the server code linked. The function reads no cluster.
+	KubeVersion string `json:"kubeVersion,omitempty"`
 	// LowerMutability rewrites the CRDs among the items with their
 	// x-kubernetes-mutability markers lowered to CEL rules the API server
 	// enforces (kubectl crd lower-mutability).
@@ -194,6 +199,9 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 		return err
 	}
 	check.Warnings, check.ctx = p.Warnings, p.Context
+	if err := check.useKubeVersion(); err != nil {
+		return err
+	}
 	items, err := check.Filter(rl.Items)
 	if err != nil {
 		return err
@@ -736,6 +744,17 @@ func isFunctionConfig(item *yaml.RNode) bool {
 	return ok1 || ok2
 }
 
+// useKubeVersion makes the engine answer as the config's kubeVersion
+// (validated), else as the linked code's minor.
+func (c *CRDCheck) useKubeVersion() error {
+	m := kubeversion.Embedded
+	if c.KubeVersion != "" {
+		m, _ = kubeversion.Parse(c.KubeVersion)
+	}
+	_, err := kubeversion.Use(m)
+	return err
+}
+
 func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	cfg := &CRDCheck{}
 	if fc == nil {
@@ -762,6 +781,11 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	}
 	if err := cfg.gateOptions().Validate(); err != nil {
 		return nil, fmt.Errorf("function config: failOn: %w", err)
+	}
+	if cfg.KubeVersion != "" {
+		if _, err := kubeversion.Parse(cfg.KubeVersion); err != nil {
+			return nil, fmt.Errorf("function config: kubeVersion: %w", err)
+		}
 	}
 	settings := cfg.sources()
 	if err := settings.Validate(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 )
 
 const (
@@ -60,11 +61,17 @@ error: ` + bad + `:9: Deployment no-such-version: no matches for kind "Deploymen
 	}
 }
 
-// discoveryServer answers discovery as a cluster serving v1 ConfigMap and
-// apps/v1 Deployment, and nothing else.
+// discoveryServer answers discovery as a Kubernetes 1.37 cluster serving v1
+// ConfigMap and apps/v1 Deployment, and nothing else.
 func discoveryServer(t *testing.T) *httptest.Server {
+	return discoveryServerAt(t, &apimachineryversion.Info{Major: "1", Minor: "37", GitVersion: "v1.37.2"})
+}
+
+// discoveryServerAt is discoveryServer, of the version v.
+func discoveryServerAt(t *testing.T, v *apimachineryversion.Info) *httptest.Server {
 	t.Helper()
 	answers := map[string]interface{}{
+		"/version": v,
 		"/api": &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
 		"/apis": &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{{
 			Name:             "apps",

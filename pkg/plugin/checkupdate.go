@@ -21,7 +21,8 @@ import (
 
 // CheckUpdateOptions are the options of "kubectl crd check-update".
 type CheckUpdateOptions struct {
-	inputs inputFlags
+	kubeVersion kubeVersionFlag
+	inputs      inputFlags
 	outputFlags
 	Offline bool
 	// Objects, Strict and ChunkSize are for a CRD upgrade: the existing
@@ -67,6 +68,7 @@ func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams gener
 	o.inputs.cluster = o.cluster
 	o.outputFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
+	o.kubeVersion.AddFlags(cmd, true)
 	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")
 	completeFiles(cmd, "objects")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "CRD upgrade: exit 1 on any Breaking, DataLoss or Invalid change, whether or not it hurts an object")
@@ -161,6 +163,9 @@ func (o *CheckUpdateOptions) Validate() error {
 			return usageErrorf("standard input (-) is named by both --objects and another input: it can be read only once")
 		}
 	}
+	if err := o.kubeVersion.Validate(); err != nil {
+		return err
+	}
 	return o.outputFlags.Validate()
 }
 
@@ -182,9 +187,13 @@ type updateItem struct {
 // pass adds the CRDs and the old objects to the catalog and collects the
 // kinds of the new objects, a second checks one object at a time; the
 // report is held in a spool until the last object is checked.
-func (o *CheckUpdateOptions) Run(ctx context.Context) error {
+func (o *CheckUpdateOptions) Run(ctx context.Context) (err error) {
+	defer func() { o.kubeVersion.warnUnknown(o.ErrOut, err) }()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if err := o.kubeVersion.Use(ctx, liveCluster(o.cluster, !o.Offline), o.ErrOut); err != nil {
+		return err
 	}
 	var findings *reportOutput // -o sarif, junit, github
 	if report.IsFormat(o.Output) {

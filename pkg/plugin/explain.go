@@ -27,10 +27,11 @@ import (
 
 // ExplainStructuralOptions are the options of "kubectl crd explain-structural".
 type ExplainStructuralOptions struct {
-	Names   []string
-	All     bool
-	inputs  inputFlags
-	Version string
+	kubeVersion kubeVersionFlag
+	Names       []string
+	All         bool
+	inputs      inputFlags
+	Version     string
 	outputFlags
 
 	cluster *cluster
@@ -97,6 +98,7 @@ annotations (docs/reports.md). The exit code is the same.
 	cmd.Flags().BoolVar(&o.All, "all", false, "every CustomResourceDefinition of the cluster")
 	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
+	o.kubeVersion.AddFlags(cmd, true)
 	o.outputFlags.AddFlags(cmd)
 	mustRegister(cmd, "version", completeCRDVersions(configFlags))
 	return cmd
@@ -117,6 +119,9 @@ func (o *ExplainStructuralOptions) Validate() error {
 		return usageErrorf("--all and CRD names exclude each other")
 	}
 	if err := o.inputs.Validate(); err != nil {
+		return err
+	}
+	if err := o.kubeVersion.Validate(); err != nil {
 		return err
 	}
 	return o.outputFlags.Validate()
@@ -187,9 +192,13 @@ type versionReport struct {
 
 // Run reads the inputs and prints the report: the CRDs of the files first,
 // then those of the cluster.
-func (o *ExplainStructuralOptions) Run(ctx context.Context) error {
+func (o *ExplainStructuralOptions) Run(ctx context.Context) (err error) {
+	defer func() { o.kubeVersion.warnUnknown(o.ErrOut, err) }()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if err := o.kubeVersion.Use(ctx, liveCluster(o.cluster, len(o.Names) > 0 || o.All), o.ErrOut); err != nil {
+		return err
 	}
 	var report structuralReport
 	crds, err := o.explainFiles()

@@ -124,6 +124,11 @@ func TestCheckUpdateBadObjects(t *testing.T) {
 	}
 }
 
+// unknownVersion is the warning of a run that answered without the
+// version of its cluster, which it could not reach (writeKubeconfig's
+// https://127.0.0.1:1).
+const unknownVersion = "Warning: the cluster's version is unknown (reading /version: cannot reach the API server at https://127.0.0.1:1 (context \"ctx\"): dial tcp 127.0.0.1:1: connect: connection refused; to work without a cluster, pass --offline and give the CRDs with --crd-file): answered as Kubernetes 1.37; say which with --kube-version\n"
+
 // Against a cluster, what the server would refuse to decode is found before
 // the old object is asked for: an input error, not a cluster error. An object
 // without a name has no old version to ask for: it is a create.
@@ -140,7 +145,7 @@ func TestCheckUpdateBadObjectsLive(t *testing.T) {
 		{"a number for a name", "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  name: 5\n", ExitInput, "",
 			"error: -:1: the server would refuse this object: metadata: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string\n"},
 		{"no name", "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  generateName: job-\n", 0,
-			"MaintenanceNightlyJob team-a/<unnamed>: no old object: a create, not an update (-:1)\n", ""},
+			"MaintenanceNightlyJob team-a/<unnamed>: no old object: a create, not an update (-:1)\n", unknownVersion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, tc.in, "--kubeconfig", kc, "check-update", "--crd-file", exampleCRD, "-f", "-")

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +19,9 @@ import (
 
 // LowerMutabilityOptions are the options of "kubectl crd lower-mutability".
 type LowerMutabilityOptions struct {
-	inputs inputFlags
-	Output string
+	kubeVersion kubeVersionFlag
+	inputs      inputFlags
+	Output      string
 
 	genericiooptions.IOStreams
 }
@@ -71,6 +73,7 @@ maxProperties or maxLength to add. Nothing is printed when any CRD is refused.
 	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "output format: yaml (comments kept) or json (a List)")
 	completeOutput(cmd, "yaml", "json")
+	o.kubeVersion.AddFlags(cmd, false)
 	return cmd
 }
 
@@ -87,12 +90,15 @@ func (o *LowerMutabilityOptions) Validate() error {
 	default:
 		return usageErrorf("unknown output format %q: use yaml or json", o.Output)
 	}
-	return nil
+	return o.kubeVersion.Validate()
 }
 
 // Run lowers every CRD of the inputs (lower.Document) and prints all
 // documents.
 func (o *LowerMutabilityOptions) Run() error {
+	if err := o.kubeVersion.Use(context.Background(), nil, o.ErrOut); err != nil {
+		return err
+	}
 	in, err := o.inputs.Read(o.In)
 	if err != nil {
 		return err

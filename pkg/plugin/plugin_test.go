@@ -369,11 +369,11 @@ func TestFilesNeedNoCluster(t *testing.T) {
 	kc := writeKubeconfig(t, "https://127.0.0.1:1")
 	obj := "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata: {name: x}\nspec: {command: date, extra: 1}\n"
 	r := run(t, obj, "--kubeconfig", kc, "prune", "--crd-file", exampleCRD, "-f", "-")
-	if want := "Warning: MaintenanceNightlyJob team-a/x: pruned unknown field \"spec.extra\" (-:4)\n"; r.code != 0 || r.stderr != want {
+	if want := "Warning: MaintenanceNightlyJob team-a/x: pruned unknown field \"spec.extra\" (-:4)\n" + unknownVersion; r.code != 0 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
 	}
 	r = run(t, obj, "--kubeconfig", kc, "-n", "prod", "prune", "--crd-file", exampleCRD, "-f", "-")
-	if want := "Warning: MaintenanceNightlyJob prod/x: pruned unknown field \"spec.extra\" (-:4)\n"; r.code != 0 || r.stderr != want {
+	if want := "Warning: MaintenanceNightlyJob prod/x: pruned unknown field \"spec.extra\" (-:4)\n" + unknownVersion; r.code != 0 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
 	}
 	in := "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata: {name: x, namespace: dev}\n"

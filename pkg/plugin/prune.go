@@ -18,7 +18,8 @@ import (
 
 // PruneOptions are the options of "kubectl crd prune".
 type PruneOptions struct {
-	inputs inputFlags
+	kubeVersion kubeVersionFlag
+	inputs      inputFlags
 	outputFlags
 	Report    string
 	reportSet bool // --report was given, maybe empty
@@ -69,6 +70,7 @@ func NewCmdPrune(configFlags *genericclioptions.ConfigFlags, streams genericioop
 	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything (adds Prune to --fail-on)")
 	o.gateFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: schemas only from --crd-file and the inputs")
+	o.kubeVersion.AddFlags(cmd, true)
 	cmd.Flags().BoolVar(&o.InPlace, "in-place", false, "rewrite the files of -f that change with what the server would store (comments kept), print nothing")
 	cmd.Flags().BoolVar(&o.Diff, "diff", false, "print what --in-place would change as a unified diff, change nothing; exit 1 if anything would")
 	completeFiles(cmd, "report")
@@ -152,6 +154,9 @@ func (o *PruneOptions) Validate() error {
 	if err := o.outputFlags.Validate(); err != nil {
 		return err
 	}
+	if err := o.kubeVersion.Validate(); err != nil {
+		return err
+	}
 	return o.validateWrites()
 }
 
@@ -160,7 +165,11 @@ func (o *PruneOptions) Validate() error {
 // the objects, a second checks and prints one document at a time
 // (objectStream). What it prints is held in spools until the last document
 // is checked, so that nothing reaches a pipeline when a document is bad.
-func (o *PruneOptions) Run(ctx context.Context) error {
+func (o *PruneOptions) Run(ctx context.Context) (err error) {
+	defer func() { o.kubeVersion.warnUnknown(o.ErrOut, err) }()
+	if err := o.kubeVersion.Use(ctx, liveCluster(o.cluster, !o.Offline), o.ErrOut); err != nil {
+		return err
+	}
 	in, err := o.load(ctx)
 	if err != nil {
 		return err

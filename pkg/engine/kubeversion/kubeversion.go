@@ -29,10 +29,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/component-base/featuregate"
 )
 
 // Minor is Kubernetes 1.Minor.
@@ -160,7 +162,15 @@ func Use(m Minor) (Answer, error) {
 	// Below the floor upstream keeps (three minors back), set all the same:
 	// what the code reads is the version, not the floor.
 	ev.SetMinCompatibilityVersion(v.SubtractMinor(1))
-	if err := utilfeature.DefaultMutableFeatureGate.SetEmulationVersionAndMinCompatibilityVersion(v, v.SubtractMinor(1)); err != nil {
+	// A gate queried before is said at klog's default level, which a run
+	// never shows: the first Use of a run comes before any query, and
+	// later ones (a test of several minors) change what the code reads
+	// from the gates, as intended.
+	gates, ok := utilfeature.DefaultMutableFeatureGate.(featuregate.MutableVersionedFeatureGateWithLogger)
+	if !ok {
+		return Answer{}, fmt.Errorf("the server code's feature gates cannot be set")
+	}
+	if err := gates.SetEmulationVersionAndMinCompatibilityVersionWithLogger(logr.Discard(), v, v.SubtractMinor(1)); err != nil {
 		return Answer{}, fmt.Errorf("the feature gates of Kubernetes %s: %w", m, err)
 	}
 	current = m
