@@ -72,7 +72,7 @@ func discoveryServerAt(t *testing.T, v *apimachineryversion.Info) *httptest.Serv
 	t.Helper()
 	answers := map[string]interface{}{
 		"/version": v,
-		"/api": &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
+		"/api":     &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
 		"/apis": &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{{
 			Name:             "apps",
 			Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "apps/v1", Version: "v1"}},
