@@ -784,6 +784,10 @@ func readConfig(fc *yaml.RNode) (*CRDCheck, error) {
 	}
 	if cfg.KubeVersion != "" {
 		if _, err := kubeversion.Parse(cfg.KubeVersion); err != nil {
+			if v := cfg.KubeVersion; len(v) == 3 && strings.HasPrefix(v, "1.") {
+				// YAML reads 1.30 as the number 1.3.
+				return nil, fmt.Errorf("function config: kubeVersion: %w (quote it: YAML reads kubeVersion: %s0 as the number %s)", err, v, v)
+			}
 			return nil, fmt.Errorf("function config: kubeVersion: %w", err)
 		}
 	}

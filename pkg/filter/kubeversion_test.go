@@ -71,6 +71,14 @@ func TestFunctionKubeVersion(t *testing.T) {
 	if _, err := readConfig(node); err == nil || !strings.Contains(err.Error(), "kubeVersion: Kubernetes 1.30 is not answered: the versions answered are "+kubeversion.Range()) {
 		t.Errorf("kubeVersion 1.30: %v", err)
 	}
+	// Unquoted, YAML reads 1.30 as the number 1.3: the error says so.
+	node, err = yaml.Parse("apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nkubeVersion: 1.30\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readConfig(node); err == nil || !strings.Contains(err.Error(), "quote it: YAML reads kubeVersion: 1.30 as the number 1.3") {
+		t.Errorf("kubeVersion 1.30 unquoted: %v", err)
+	}
 	if !strings.Contains(krmLong, "kubeVersion") || !strings.Contains(krmLong, kubeversion.Range()) {
 		t.Errorf("the function's help does not name kubeVersion and %s", kubeversion.Range())
 	}

@@ -68,7 +68,7 @@ func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams gener
 	o.inputs.cluster = o.cluster
 	o.outputFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: old objects from --old, schemas from --crd-file and the inputs")
-	o.kubeVersion.AddFlags(cmd, true)
+	o.kubeVersion.AddFlags(cmd, "without --offline")
 	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")
 	completeFiles(cmd, "objects")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "CRD upgrade: exit 1 on any Breaking, DataLoss or Invalid change, whether or not it hurts an object")

@@ -98,7 +98,7 @@ annotations (docs/reports.md). The exit code is the same.
 	cmd.Flags().BoolVar(&o.All, "all", false, "every CustomResourceDefinition of the cluster")
 	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
-	o.kubeVersion.AddFlags(cmd, true)
+	o.kubeVersion.AddFlags(cmd, "for CRDs of the cluster (NAME, --all)")
 	o.outputFlags.AddFlags(cmd)
 	mustRegister(cmd, "version", completeCRDVersions(configFlags))
 	return cmd

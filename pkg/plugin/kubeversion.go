@@ -26,12 +26,12 @@ type kubeVersionFlag struct {
 	unknown string
 }
 
-// AddFlags registers --kube-version; live says that the command reads a
-// cluster, whose version is then the default.
-func (k *kubeVersionFlag) AddFlags(cmd *cobra.Command, live bool) {
+// AddFlags registers --kube-version; live says when the command reads a
+// cluster, whose version is then the default ("" when it never does).
+func (k *kubeVersionFlag) AddFlags(cmd *cobra.Command, live string) {
 	def := "the default: " + kubeversion.Embedded.String()
-	if live {
-		def = "the default: the cluster's own, read from its /version (" + kubeversion.Embedded.String() + " with --offline)"
+	if live != "" {
+		def = "the default: the cluster's own, read from its /version, " + live + "; else " + kubeversion.Embedded.String()
 	}
 	cmd.Flags().StringVar(&k.value, "kube-version", "", "answer as the API server of this Kubernetes minor ("+kubeversion.Range()+"; "+def+
 		"): which CRD fields it knows, which CEL libraries compile, its cost estimator, formats and feature gates")

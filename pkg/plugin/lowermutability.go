@@ -73,7 +73,7 @@ maxProperties or maxLength to add. Nothing is printed when any CRD is refused.
 	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "output format: yaml (comments kept) or json (a List)")
 	completeOutput(cmd, "yaml", "json")
-	o.kubeVersion.AddFlags(cmd, false)
+	o.kubeVersion.AddFlags(cmd, "")
 	return cmd
 }
 

@@ -70,7 +70,7 @@ func NewCmdPrune(configFlags *genericclioptions.ConfigFlags, streams genericioop
 	cmd.Flags().BoolVar(&o.FailOnPrune, "fail-on-prune", false, "exit 1 if the server would change anything (adds Prune to --fail-on)")
 	o.gateFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.Offline, "offline", false, "never contact a cluster: schemas only from --crd-file and the inputs")
-	o.kubeVersion.AddFlags(cmd, true)
+	o.kubeVersion.AddFlags(cmd, "without --offline")
 	cmd.Flags().BoolVar(&o.InPlace, "in-place", false, "rewrite the files of -f that change with what the server would store (comments kept), print nothing")
 	cmd.Flags().BoolVar(&o.Diff, "diff", false, "print what --in-place would change as a unified diff, change nothing; exit 1 if anything would")
 	completeFiles(cmd, "report")
