@@ -72,6 +72,9 @@ func TestPluginAndFunctionWordFindingsAlike(t *testing.T) {
 			results, _ := list.Pipe(yaml.Lookup("results"))
 			elems, _ := results.Elements()
 			for _, r := range elems {
+				if r.Field("resourceRef") == nil {
+					continue // which minor answered: of no object, no finding
+				}
 				msg := yaml.GetValue(r.Field("message").Value)
 				fromFunction = append(fromFunction, strings.TrimPrefix(msg, "the server would refuse it: "))
 			}

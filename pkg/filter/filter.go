@@ -191,8 +191,9 @@ type Processor struct {
 
 var _ framework.ResourceListProcessor = Processor{}
 
-// Process prunes and checks the items and reports findings as results; any
-// result of error severity fails the function.
+// Process prunes and checks the items and reports findings as results,
+// then which minor gave the verdicts (answerResult); any result of error
+// severity fails the function.
 func (p Processor) Process(rl *framework.ResourceList) error {
 	check, err := readConfig(rl.FunctionConfig)
 	if err != nil {
@@ -208,12 +209,25 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 	}
 	rl.Items = items
 	rl.Results = append(rl.Results, check.Results...)
+	rl.Results = append(rl.Results, answerResult(kubeversion.Current()))
 	for _, r := range check.Results {
 		if r.Severity == framework.Error {
 			return rl.Results
 		}
 	}
 	return nil
+}
+
+// answerResult says which minor gave the verdicts of a run, and how, as
+// the plugin's reports do: an info result, last, of no object, its tags
+// kubeversion.Stamp's properties (kubernetes.version, .emulated, .by,
+// .compatibilityVersion). Every run has it: results are data.
+func answerResult(a kubeversion.Answer) *framework.Result {
+	r := &framework.Result{Message: a.Verdicts(), Severity: framework.Info, Tags: map[string]string{}}
+	for _, p := range a.Stamp().Properties() {
+		r.Tags[p.Name] = p.Value
+	}
+	return r
 }
 
 // Filter prunes the items as the server would store them and checks each

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +18,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/frameworktestutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 var updateGolden = flag.Bool("update", false, "write expected.yaml, errors.txt and results.yaml from the function's output (then review them)")
@@ -156,6 +159,54 @@ func resultsOf(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// findingResults are the results of a run but the last, which says which
+// minor gave the verdicts (answerResult): checked to be the one answering
+// now, then left out.
+func findingResults(t *testing.T, results framework.Results) framework.Results {
+	t.Helper()
+	n := len(results)
+	if n == 0 || !cmp.Equal(results[n-1], answerResult(kubeversion.Current())) {
+		t.Fatalf("the last result does not say which minor answered: %v", results)
+	}
+	return results[:n-1]
+}
+
+// The run's last result says which minor gave its verdicts, and how, as
+// it is when the run is over: an older minor emulated by the embedded
+// code, or the embedded one by its own code; errors or not.
+func TestResultsSayWhichMinorAnswered(t *testing.T) {
+	t.Cleanup(func() {
+		if _, err := kubeversion.Use(kubeversion.Embedded); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, m := range []kubeversion.Minor{kubeversion.Oldest, kubeversion.Embedded} {
+		answer, err := kubeversion.Use(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", "apiVersion: typo.example.com/v1\nkind: Gizmo\nmetadata: {name: g}\n"} {
+			nodes, err := (&kio.ByteReader{Reader: strings.NewReader(item)}).Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rl := &framework.ResourceList{Items: nodes}
+			if rl.FunctionConfig, err = yaml.Parse("apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\n"); err != nil {
+				t.Fatal(err)
+			}
+			perr := (Processor{}).Process(rl)
+			last := rl.Results[len(rl.Results)-1]
+			tags := map[string]string{"kubernetes.version": m.String(), "kubernetes.emulated": strconv.FormatBool(m != kubeversion.Embedded), "kubernetes.by": "kube-apiserver " + answer.Code}
+			if m != kubeversion.Embedded {
+				tags["kubernetes.compatibilityVersion"] = (m - 1).String()
+			}
+			if last.Severity != framework.Info || last.Message != answer.Verdicts() || !cmp.Equal(last.Tags, tags) || last.ResourceRef != nil {
+				t.Errorf("%s, %d results (failed: %v): the last %+v, want the info %q tagged %v", m, len(rl.Results), perr != nil, last, answer.Verdicts(), tags)
+			}
+		}
+	}
 }
 
 // Standalone, an error result leaves stdout empty, so that a pipe into

@@ -252,14 +252,15 @@ func TestUpgrade(t *testing.T) {
 				t.Errorf("the run failed: %v, want %v", perr != nil, tc.fails)
 			}
 			var got []string
-			for _, r := range rl.Results {
+			results = findingResults(t, rl.Results)
+			for _, r := range results {
 				got = append(got, resultLine(r))
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("results (-want +got):\n%s", d)
 			}
-			if tc.tags != nil && len(rl.Results) > 0 {
-				if d := cmp.Diff(tc.tags, rl.Results[0].Tags); d != "" {
+			if tc.tags != nil && len(results) > 0 {
+				if d := cmp.Diff(tc.tags, results[0].Tags); d != "" {
 					t.Errorf("tags of %s (-want +got):\n%s", got[0], d)
 				}
 			}

@@ -53,7 +53,7 @@ func runResults(t *testing.T, config string, items ...string) (lines []string, f
 	if perr != nil && !errors.As(perr, &results) {
 		t.Fatal(perr)
 	}
-	for _, r := range rl.Results {
+	for _, r := range findingResults(t, rl.Results) {
 		lines = append(lines, resultLine(r))
 	}
 	return lines, perr != nil

@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdtest"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
@@ -185,11 +186,16 @@ func (o *TestOptions) Run(ctx context.Context) error {
 	return nil
 }
 
+// writeTestJSON writes the report of -o json: the run's, and which minor
+// answered.
 func writeTestJSON(w io.Writer, r *crdtest.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return enc.Encode(struct {
+		*crdtest.Report
+		Kubernetes kubeversion.Stamp `json:"kubernetes"`
+	}{r, kubeversion.Current().Stamp()})
 }
 
 // writeTestReport writes the run as a CI report: a testcase per case, at

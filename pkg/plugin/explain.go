@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
@@ -130,6 +131,8 @@ func (o *ExplainStructuralOptions) Validate() error {
 // structuralReport is the -o json/yaml contract: fields are added, never renamed.
 type structuralReport struct {
 	CRDs []crdReport `json:"crds"`
+	// Kubernetes is which minor answered, set when the report is printed.
+	Kubernetes *kubeversion.Stamp `json:"kubernetes,omitempty"`
 }
 
 type crdReport struct {
@@ -325,6 +328,8 @@ func (o *ExplainStructuralOptions) explainLive(l *liveCRD) (crdReport, error) {
 
 // printReport prints the report in the format of -o.
 func (o *ExplainStructuralOptions) printReport(rep structuralReport) error {
+	stamp := kubeversion.Current().Stamp()
+	rep.Kubernetes = &stamp
 	switch {
 	case o.Output == "json":
 		enc := json.NewEncoder(o.Out)

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
@@ -150,8 +151,9 @@ func (p *pruneOutput) writeFindings(warnings []inputWarning) error {
 
 // writeReport ends the report and writes it where --report says. The
 // report is the --report contract of docs/json.md, {"items": the
-// prune.Results, "warnings": the inputWarnings about the inputs
-// themselves}: fields are added, never renamed.
+// prune.Results, "kubernetes": which minor answered (kubeversion.Stamp),
+// "warnings": the inputWarnings about the inputs themselves}: fields are
+// added, never renamed.
 func (p *pruneOutput) writeReport(warnings []inputWarning) error {
 	if err := p.reportItems.Close(); err != nil {
 		return spoolError(err)
@@ -159,6 +161,8 @@ func (p *pruneOutput) writeReport(warnings []inputWarning) error {
 	if warnings == nil {
 		warnings = []inputWarning{}
 	}
+	p.reportDoc.Key(kubeversion.Key)
+	p.reportDoc.Value(kubeversion.Current().Stamp())
 	p.reportDoc.Key("warnings")
 	p.reportDoc.Value(warnings)
 	if err := p.reportDoc.Close(); err != nil {

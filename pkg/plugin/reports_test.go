@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/reportcheck"
 )
 
 // -o sarif, junit and github print one document on stdout, the report,
@@ -50,7 +52,9 @@ func checkOneDocument(t *testing.T, format, out string, n int) {
 			t.Errorf("-o junit: not one document with %d failures (%v):\n%s", n, err, out)
 		}
 	case "github":
-		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		// The notice of which minor answered, then the findings.
+		reportcheck.GitHubKubernetes(t, out)
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")[1:]
 		for _, l := range lines {
 			if !strings.HasPrefix(l, "::error file=") {
 				t.Errorf("-o github: %q is no error command", l)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 // updateOutput is where check-update writes its report, an item at a time:
@@ -98,6 +99,8 @@ func (u *updateOutput) Finish(out, errOut io.Writer, warnings []inputWarning) er
 		if err := u.items.Close(); err != nil {
 			return spoolError(err)
 		}
+		u.doc.Key(kubeversion.Key)
+		u.doc.Value(kubeversion.Current().Stamp())
 		if u.isUpgrade {
 			u.doc.Key("upgrades")
 			arr := u.doc.Array()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +12,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
 	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/corpus"
 	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/reportcheck"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 // reportCase is a run of a command whose CI reports (-o sarif, junit,
@@ -72,7 +74,8 @@ func (tc reportCase) run(t *testing.T) {
 		}
 		return r
 	}
-	sarif := reportcheck.SARIF(t, []byte(render("sarif").Stdout))
+	sarifOut, githubOut, junitOut := render("sarif").Stdout, render("github").Stdout, render("junit").Stdout
+	sarif := reportcheck.SARIF(t, []byte(sarifOut))
 	if diff := cmp.Diff(want, placed(sarif, true)); diff != "" {
 		t.Errorf("SARIF results against the JSON report (-json +sarif):\n%s", diff)
 	}
@@ -80,13 +83,25 @@ func (tc reportCase) run(t *testing.T) {
 	if (errors > 0) != (j.Code == 1) {
 		t.Errorf("%d SARIF errors, exit %d", errors, j.Code)
 	}
-	github := reportcheck.GitHub(t, render("github").Stdout)
+	github := reportcheck.GitHub(t, githubOut)
 	if diff := cmp.Diff(placed(sarif, false), placed(github, false)); diff != "" {
 		t.Errorf("GitHub commands against SARIF results (-sarif +github):\n%s", diff)
 	}
-	tests, failing := reportcheck.JUnit(t, []byte(render("junit").Stdout)).Totals()
+	junit := reportcheck.JUnit(t, []byte(junitOut))
+	tests, failing := junit.Totals()
 	if tests != objects || failing != errors {
 		t.Errorf("JUnit: %d testcases, %d failures; want %d objects, %d errors", tests, failing, objects, errors)
+	}
+	// Which minor answered: the JSON report's, in every format.
+	var fromJSON struct{ Kubernetes kubeversion.Stamp }
+	if err := json.Unmarshal([]byte(j.Stdout), &fromJSON); err != nil || fromJSON.Kubernetes.Version == "" {
+		t.Errorf("the JSON report says no kubernetes (%v):\n%s", err, j.Stdout)
+	}
+	words := reportcheck.GitHubKubernetes(t, githubOut)
+	if k := fromJSON.Kubernetes; reportcheck.SARIFKubernetes(t, []byte(sarifOut)) != k || junit.Kubernetes(t) != k ||
+		!strings.HasPrefix(words, "verdicts of kube-apiserver "+k.Version+", ") || !strings.Contains(words, k.By) {
+		t.Errorf("the reports say another answer than the JSON report's %+v: SARIF %+v, JUnit %+v, GitHub %q",
+			k, reportcheck.SARIFKubernetes(t, []byte(sarifOut)), junit.Kubernetes(t), words)
 	}
 	t.Logf("%d findings (%d errors), %d objects", len(want), errors, objects)
 }

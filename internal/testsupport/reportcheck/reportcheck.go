@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 // Finding is a finding as a report places it: its rule, level, file and
@@ -79,12 +81,56 @@ func SARIF(t testing.TB, doc []byte) []Finding {
 	if u, err := url.Parse(str(t, driver["informationUri"], "informationUri")); err != nil || !u.IsAbs() {
 		t.Errorf("informationUri %v is not an absolute URI", driver["informationUri"])
 	}
+	sarifKubernetes(t, run)
 	rules := checkSARIFRules(t, arr(t, driver["rules"], "tool.driver.rules"))
 	var out []Finding
 	for i, r := range arr(t, run["results"], "results") {
 		out = append(out, checkSARIFResult(t, obj(t, r, "result"), i, rules))
 	}
 	return out
+}
+
+// SARIFKubernetes is which minor answered, as the run's property
+// kubernetes (docs/reports.md) says it.
+func SARIFKubernetes(t testing.TB, doc []byte) kubeversion.Stamp {
+	t.Helper()
+	var log struct {
+		Runs []map[string]interface{} `json:"runs"`
+	}
+	if err := json.Unmarshal(doc, &log); err != nil || len(log.Runs) != 1 {
+		t.Fatalf("not a SARIF log of one run: %v\n%s", err, doc)
+	}
+	return sarifKubernetes(t, log.Runs[0])
+}
+
+// sarifKubernetes reads the run's property kubernetes, a kubeversion.Stamp
+// of a minor, emulated or not, by some code.
+func sarifKubernetes(t testing.TB, run map[string]interface{}) kubeversion.Stamp {
+	t.Helper()
+	props := obj(t, run["properties"], "runs[0].properties")
+	b, err := json.Marshal(props[kubeversion.Key])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return checkStamp(t, b, "runs[0].properties."+kubeversion.Key)
+}
+
+// checkStamp reads a kubeversion.Stamp strictly: every member known, the
+// version a minor, by some code, a compatibility version exactly when
+// emulated.
+func checkStamp(t testing.TB, b []byte, where string) kubeversion.Stamp {
+	t.Helper()
+	var s kubeversion.Stamp
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		t.Fatalf("%s: %s: %v", where, b, err)
+	}
+	if _, err := kubeversion.Parse(s.Version); err != nil || !strings.HasPrefix(s.By, "kube-apiserver 1.") ||
+		s.Emulated != (s.CompatibilityVersion != "") {
+		t.Errorf("%s: %s: not which minor answered, and how", where, b)
+	}
+	return s
 }
 
 // checkSARIFRules checks the reportingDescriptors; the ids by index.
@@ -176,12 +222,17 @@ type JUnitDoc struct {
 
 // JUnitSuite is a testsuite: the objects of one file (File), or of none.
 type JUnitSuite struct {
-	Name      string      `xml:"name,attr"`
-	File      string      `xml:"file,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"`
+	Name     string `xml:"name,attr"`
+	File     string `xml:"file,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	// Properties are which minor answered (kubeversion.Stamp's).
+	Properties []struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	} `xml:"properties>property"`
 	SystemErr string      `xml:"system-err"`
 	Cases     []JUnitCase `xml:"testcase"`
 }
@@ -220,6 +271,35 @@ func (d JUnitDoc) SystemErr() string {
 		b.WriteString(s.SystemErr)
 	}
 	return b.String()
+}
+
+// Kubernetes is which minor answered, as the properties of every suite
+// say it (JUnit checks that they say the same).
+func (d JUnitDoc) Kubernetes(t testing.TB) kubeversion.Stamp {
+	t.Helper()
+	if len(d.Suites) == 0 {
+		t.Fatal("no testsuite")
+	}
+	return junitKubernetes(t, d.Suites[0])
+}
+
+// junitKubernetes reads the properties of s as a kubeversion.Stamp.
+func junitKubernetes(t testing.TB, s JUnitSuite) kubeversion.Stamp {
+	t.Helper()
+	members := map[string]interface{}{}
+	for _, p := range s.Properties {
+		name, ok := strings.CutPrefix(p.Name, kubeversion.Key+".")
+		if !ok || members[name] != nil {
+			t.Errorf("testsuite %s: property %s", s.Name, p.Name)
+			continue
+		}
+		members[name] = p.Value
+		if name == "emulated" {
+			members[name] = p.Value == "true"
+		}
+	}
+	b, _ := json.Marshal(members)
+	return checkStamp(t, b, "testsuite "+s.Name+" properties")
 }
 
 // Skipped counts the skipped testcases of every suite.
@@ -261,7 +341,10 @@ func JUnit(t testing.TB, doc []byte) JUnitDoc {
 	}
 	var tests, failures int
 	files := map[string]bool{}
-	for _, s := range d.Suites {
+	for i, s := range d.Suites {
+		if k := junitKubernetes(t, s); k != junitKubernetes(t, d.Suites[0]) {
+			t.Errorf("testsuite %d says %+v answered, the first %+v", i, k, junitKubernetes(t, d.Suites[0]))
+		}
 		f, skipped := 0, 0
 		for _, c := range s.Cases {
 			if c.Name == "" || c.ClassName == "" {
@@ -294,9 +377,12 @@ func JUnit(t testing.TB, doc []byte) JUnitDoc {
 
 // GitHub reads workflow commands, a line each: "::LEVEL PROPS::MESSAGE"
 // with LEVEL error, warning or notice and the properties file, line and
-// title; the rule is the title's start, up to ": ".
+// title; the rule is the title's start, up to ": ". The first line is the
+// notice of which minor answered (GitHubKubernetes), no finding.
 func GitHub(t testing.TB, out string) []Finding {
 	t.Helper()
+	GitHubKubernetes(t, out)
+	_, out, _ = strings.Cut(out, "\n")
 	var found []Finding
 	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if l == "" {
@@ -324,6 +410,29 @@ func GitHub(t testing.TB, out string) []Finding {
 		found = append(found, f)
 	}
 	return found
+}
+
+// GitHubKubernetes is the words of the first line of out, the notice of
+// which minor answered: "::notice title=Kubernetes 1.N::verdicts of
+// kube-apiserver 1.N, ...", with no file; no other line is one.
+func GitHubKubernetes(t testing.TB, out string) string {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	head, words, ok := strings.Cut(lines[0], "::")
+	if head != "" || !ok {
+		t.Fatalf("the first line is no workflow command: %q", lines[0])
+	}
+	title, words, _ := strings.Cut(words, "::")
+	version, ok := strings.CutPrefix(title, "notice title=Kubernetes ")
+	if _, err := kubeversion.Parse(version); !ok || err != nil || !strings.HasPrefix(words, "verdicts of kube-apiserver "+version+", ") {
+		t.Errorf("the first line is not the notice of which minor answered: %q", lines[0])
+	}
+	for _, l := range lines[1:] {
+		if strings.Contains(l, "title=Kubernetes ") {
+			t.Errorf("a second notice of which minor answered: %q", l)
+		}
+	}
+	return words
 }
 
 func unescapeProperty(s string) string {

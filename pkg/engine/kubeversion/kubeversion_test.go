@@ -1,6 +1,8 @@
 package kubeversion
 
 import (
+	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -65,5 +67,45 @@ func TestAnswerWords(t *testing.T) {
 	}
 	if got, want := (Answer{Minor: 37, Code: "1.37.2"}).String(), "kube-apiserver 1.37.2"; got != want {
 		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// The stamp of an emulated minor and of the embedded one's own code; its
+// properties are its JSON's members, named alike, with the same values.
+func TestStamp(t *testing.T) {
+	for _, tc := range []struct {
+		a        Answer
+		json     string
+		verdicts string
+	}{
+		{Answer{Minor: 31, Code: "1.37.2"},
+			`{"version":"1.31","emulated":true,"by":"kube-apiserver 1.37.2","compatibilityVersion":"1.30"}`,
+			"verdicts of kube-apiserver 1.31, emulated by kube-apiserver 1.37.2 (compatibility version 1.30)"},
+		{Answer{Minor: 37, Code: "1.37.2"},
+			`{"version":"1.37","emulated":false,"by":"kube-apiserver 1.37.2"}`,
+			"verdicts of kube-apiserver 1.37, by kube-apiserver 1.37.2's own code"},
+	} {
+		s := tc.a.Stamp()
+		b, err := json.Marshal(s)
+		if err != nil || string(b) != tc.json {
+			t.Errorf("%v: %s, %v; want %s", tc.a, b, err, tc.json)
+		}
+		if got := tc.a.Verdicts(); got != tc.verdicts {
+			t.Errorf("%v: %q, want %q", tc.a, got, tc.verdicts)
+		}
+		var members map[string]interface{}
+		if err := json.Unmarshal(b, &members); err != nil {
+			t.Fatal(err)
+		}
+		props := s.Properties()
+		if len(props) != len(members) {
+			t.Errorf("%v: properties %v, JSON %s", tc.a, props, b)
+		}
+		for _, p := range props {
+			name, ok := strings.CutPrefix(p.Name, Key+".")
+			if v, in := members[name]; !ok || !in || fmt.Sprint(v) != p.Value {
+				t.Errorf("%v: property %s=%s, JSON %s", tc.a, p.Name, p.Value, b)
+			}
+		}
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 // GitHub Actions workflow commands: a line per finding,
 // "::error file=F,line=L,title=T::message", which the runner turns into
 // an annotation on that line of the file. Levels: error, warning, notice.
+// The first line is a notice of which Kubernetes minor answered.
 
 var (
 	// githubData escapes a command's message.
@@ -56,5 +59,17 @@ func Command(obj Object, it Item) string {
 	return "::" + level + " " + strings.Join(props, ",") + "::" + EscapeData(it.Message)
 }
 
-// Finish writes the commands.
-func (g *githubWriter) Finish(out io.Writer) error { return copySpool(out, g.spool) }
+// Finish writes a notice of which minor answered, then the commands.
+func (g *githubWriter) Finish(out io.Writer) error {
+	if _, err := io.WriteString(out, AnswerCommand(kubeversion.Current())+"\n"); err != nil {
+		return err
+	}
+	return copySpool(out, g.spool)
+}
+
+// AnswerCommand is the notice of which minor gave the verdicts, the
+// report's first line: "::notice title=Kubernetes 1.31::verdicts of
+// kube-apiserver 1.31, emulated by ...", on no file (the run's summary).
+func AnswerCommand(a kubeversion.Answer) string {
+	return "::notice title=" + EscapeProperty("Kubernetes "+a.Minor.String()) + "::" + EscapeData(a.Verdicts())
+}

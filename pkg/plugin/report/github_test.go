@@ -27,8 +27,9 @@ func TestGitHubEscaping(t *testing.T) {
 
 func TestGitHub(t *testing.T) {
 	out := render(t, GitHub, sample())
+	// The notice of which minor answered, then a line per finding.
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != sampleFindings {
+	if len(lines) != 1+sampleFindings {
 		t.Fatalf("%d lines for %d findings:\n%s", len(lines), sampleFindings, out)
 	}
 	levels := map[string]int{}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 // JUnit XML, as test report tabs read it (GitLab, Jenkins, Azure DevOps),
@@ -20,7 +22,8 @@ import (
 // its suite's system-err (an input with a finding that fails the run is a
 // testcase: a rule no case exercises under kubectl crd test
 // --coverage=error). The schema allows a testcase no file attribute, and
-// testsuites no skipped count.
+// testsuites no skipped count nor properties: each suite's properties say
+// which Kubernetes minor answered.
 
 // junitSuite is the suite of one file ("": objects of the cluster), its
 // counts, where its testcases are in the spool and its notes.
@@ -43,6 +46,8 @@ type junitWriter struct {
 	byFile map[string]*junitSuite
 	// written is what the spool holds.
 	written int64
+	// properties of every suite: which minor answered (Finish).
+	properties string
 }
 
 func newJUnit(tool Tool, spool Spool) *junitWriter {
@@ -178,6 +183,7 @@ func locationText(at Location) string {
 // no object is one empty suite, of the command.
 func (j *junitWriter) Finish(out io.Writer) error {
 	command := "kubectl crd " + j.tool.Command
+	j.properties = answerProperties(kubeversion.Current())
 	if len(j.suites) == 0 {
 		j.suite("")
 	}
@@ -204,8 +210,8 @@ func (j *junitWriter) writeSuite(out io.Writer, s *junitSuite, command string) e
 	if s.file != "" {
 		name, file = s.file, fmt.Sprintf(` file="%s"`, attr(s.file))
 	}
-	if _, err := fmt.Fprintf(out, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\"%s>\n",
-		attr(name), s.tests, s.failures, s.skipped, file); err != nil {
+	if _, err := fmt.Fprintf(out, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\"%s>\n%s",
+		attr(name), s.tests, s.failures, s.skipped, file, j.properties); err != nil {
 		return err
 	}
 	for _, sp := range s.spans {
@@ -223,6 +229,18 @@ func (j *junitWriter) writeSuite(out io.Writer, s *junitSuite, command string) e
 	}
 	_, err := io.WriteString(out, "  </testsuite>\n")
 	return err
+}
+
+// answerProperties are the properties element of a suite: which minor
+// answered, kubeversion.Stamp's members (testsuites may hold none).
+func answerProperties(a kubeversion.Answer) string {
+	var b strings.Builder
+	b.WriteString("    <properties>\n")
+	for _, p := range a.Stamp().Properties() {
+		fmt.Fprintf(&b, "      <property name=\"%s\" value=\"%s\"/>\n", attr(p.Name), attr(p.Value))
+	}
+	b.WriteString("    </properties>\n")
+	return b.String()
 }
 
 // text escapes character data: &, < and > (and a carriage return, which

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/testsupport/reportcheck"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 // memSpool is a Spool in memory.
@@ -194,5 +196,39 @@ func TestRulesHaveDocs(t *testing.T) {
 		if !headings[r.Anchor()] {
 			t.Errorf("rule %s: docs/reports.md has no heading \"### %s\" for %s", r.ID, r.ID, r.HelpURI(testTool))
 		}
+	}
+}
+
+// Every format says which minor answered and how, as it is when the
+// report is written: an older one emulated by the embedded code, or the
+// embedded one by its own code.
+func TestReportsSayWhichMinorAnswered(t *testing.T) {
+	t.Cleanup(func() {
+		if _, err := kubeversion.Use(kubeversion.Embedded); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, m := range []kubeversion.Minor{kubeversion.Oldest, kubeversion.Embedded} {
+		t.Run(m.String(), func(t *testing.T) {
+			answer, err := kubeversion.Use(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := kubeversion.Stamp{Version: m.String(), Emulated: m != kubeversion.Embedded, By: "kube-apiserver " + answer.Code}
+			if want.Emulated {
+				want.CompatibilityVersion = (m - 1).String()
+			}
+			if got := reportcheck.SARIFKubernetes(t, []byte(render(t, SARIF, sample()))); got != want {
+				t.Errorf("SARIF: %+v, want %+v", got, want)
+			}
+			d := reportcheck.JUnit(t, []byte(render(t, JUnit, sample())))
+			if got := d.Kubernetes(t); got != want || len(d.Suites) < 2 {
+				t.Errorf("JUnit: %+v in %d suites, want %+v in each", got, len(d.Suites), want)
+			}
+			words := reportcheck.GitHubKubernetes(t, render(t, GitHub, nil))
+			if words != answer.Verdicts() || strings.Contains(words, "emulated by") != want.Emulated {
+				t.Errorf("GitHub: %q, want %q", words, answer.Verdicts())
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 // SARIF 2.1.0 (OASIS), the format GitHub code scanning and other scanners
@@ -25,6 +26,9 @@ type sarifLog struct {
 
 type sarifRun struct {
 	Tool sarifTool `json:"tool"`
+	// Properties say which Kubernetes minor answered, and how
+	// (kubeversion.Stamp, under kubeversion.Key).
+	Properties map[string]kubeversion.Stamp `json:"properties"`
 	// Results are written from the spool, in place of this member.
 	Results []sarifResult `json:"results"`
 }
@@ -159,11 +163,13 @@ func (s *sarifWriter) result(obj Object, it Item) sarifResult {
 }
 
 // Finish writes the log: everything but the results, whose array is cut
-// open to take the spool's.
+// open to take the spool's. The run's properties say which minor answers
+// now, as the run is over.
 func (s *sarifWriter) Finish(out io.Writer) error {
 	log := sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{{
-		Tool:    sarifTool{Driver: s.driver()},
-		Results: []sarifResult{},
+		Tool:       sarifTool{Driver: s.driver()},
+		Properties: map[string]kubeversion.Stamp{kubeversion.Key: kubeversion.Current().Stamp()},
+		Results:    []sarifResult{},
 	}}}
 	b, err := marshalIndent(log, "")
 	if err != nil {
