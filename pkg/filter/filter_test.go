@@ -193,7 +193,7 @@ func TestResultsSayWhichMinorAnswered(t *testing.T) {
 				t.Fatal(err)
 			}
 			rl := &framework.ResourceList{Items: nodes}
-			if rl.FunctionConfig, err = yaml.Parse("apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\n"); err != nil {
+			if rl.FunctionConfig, err = yaml.Parse("apiVersion: crd.kubectl.dev/v1alpha1\nkind: CRDCheck\nkubeVersion: \"" + m.String() + "\"\n"); err != nil {
 				t.Fatal(err)
 			}
 			perr := (Processor{}).Process(rl)
