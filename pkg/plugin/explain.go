@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
@@ -32,6 +33,8 @@ type ExplainStructuralOptions struct {
 	All         bool
 	inputs      inputFlags
 	Version     string
+	// MinKubeVersion asks every supported minor which accept each CRD.
+	MinKubeVersion bool
 	outputFlags
 
 	cluster *cluster
@@ -99,6 +102,8 @@ annotations (docs/reports.md). The exit code is the same.
 	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
 	o.kubeVersion.AddFlags(cmd, true)
+	cmd.Flags().BoolVar(&o.MinKubeVersion, "min-kube-version", false, "tell, per CRD, the oldest Kubernetes minor ("+kubeversion.Range()+
+		") whose API server accepts it, and why each older one refuses it")
 	o.outputFlags.AddFlags(cmd)
 	mustRegister(cmd, "version", completeCRDVersions(configFlags))
 	return cmd
@@ -152,7 +157,15 @@ type crdReport struct {
 	Warnings []crdWarning `json:"warnings,omitempty"`
 	// ServerCondition is the cluster's NonStructuralSchema condition, when it has set one.
 	ServerCondition *serverCondition `json:"serverCondition,omitempty"`
-	Versions        []versionReport  `json:"versions"`
+	// MinKubeVersion is, with --min-kube-version, the oldest Kubernetes
+	// minor whose API server accepts the CRD ("1.32"), none when no
+	// supported minor does; RefusedBy every minor that refuses it, oldest
+	// first, with the first of its reasons.
+	MinKubeVersion string          `json:"minKubeVersion,omitempty"`
+	RefusedBy      []minorRefusal  `json:"refusedBy,omitempty"`
+	Versions       []versionReport `json:"versions"`
+
+	acceptance *schema.Acceptance
 }
 
 // crdWarning is a finding.CRDWarning: Reason LegacyAPIVersion for a CRD in
@@ -278,6 +291,9 @@ func (o *ExplainStructuralOptions) explainFile(d *document.Document) (r crdRepor
 		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", document.Ref(d.Object), f.Message, src)
 	}
 	addMutability(&r, d.Object)
+	if err := o.addMinKubeVersion(&r, d.Object); err != nil {
+		return crdReport{}, false, inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
+	}
 	return r, true, nil
 }
 
@@ -318,6 +334,15 @@ func (o *ExplainStructuralOptions) explainLive(l *liveCRD) (crdReport, error) {
 	for _, c := range l.Object.Status.Conditions {
 		if c.Type == apiextensionsv1.NonStructuralSchema {
 			r.ServerCondition = &serverCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+		}
+	}
+	if o.MinKubeVersion {
+		obj, err := schema.AsCreated(l.Object)
+		if err == nil {
+			err = o.addMinKubeVersion(&r, obj)
+		}
+		if err != nil {
+			return crdReport{}, inputError(fmt.Errorf("CustomResourceDefinition %s on %s: %w", l.Object.Name, o.cluster.where(), err))
 		}
 	}
 	return r, nil
@@ -388,6 +413,9 @@ func (r crdReport) findings() []finding.Judged {
 	if c := r.ServerCondition; c != nil {
 		all = append(all, finding.Finding{Severity: finding.Info, Reason: c.Reason,
 			Message: fmt.Sprintf("server condition %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)})
+	}
+	if f, ok := r.acceptanceFinding(); ok {
+		all = append(all, f)
 	}
 	return finding.DefaultGate().Judge(all)
 }
@@ -507,6 +535,7 @@ func printStructuralText(w io.Writer, report structuralReport) {
 		if c := r.ServerCondition; c != nil {
 			printable.Fprintf(w, "  server condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
+		printAcceptance(w, r)
 		for _, v := range r.Versions {
 			printable.Fprintf(w, "\nversion %s%s:\n", v.Name, versionFlags(v))
 			if v.skeleton == nil {
