@@ -64,6 +64,10 @@ kind or a short name, optionally with .group), all of them with --all, or from f
 For a CRD from the cluster, the server's own NonStructuralSchema condition is shown too: legacy
 CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
 
+--min-kube-version asks the API server of every Kubernetes minor answered which of them accept
+each CRD: the oldest one that does, and the first reason of each that refuses it (a CEL library
+it does not compile yet). The exit code stays that of the minor that answers the run.
+
 -o sarif, -o junit and -o github print the findings for CI, without the skeletons: SARIF 2.1.0 for
 code scanning, JUnit XML for test reports (a testcase per CRD), GitHub workflow commands for
 annotations (docs/reports.md). The exit code is the same.
@@ -82,6 +86,9 @@ annotations (docs/reports.md). The exit code is the same.
 
   # One version's skeleton schema as YAML, from stdin
   cat crd.yaml | kubectl crd explain-structural -f - --version v1 -o yaml
+
+  # The oldest Kubernetes version whose API server accepts each CRD, and why older ones refuse it
+  kubectl crd explain-structural -f crds/ -R --min-kube-version
 
   # The findings for CI: SARIF for code scanning, JUnit for test reports, GitHub annotations
   kubectl crd explain-structural -f crds/ -R -o sarif > crds.sarif
