@@ -83,8 +83,8 @@ func NewCmdTest(streams genericiooptions.IOStreams) *cobra.Command {
   # Fail on the rules no case exercises
   kubectl crd test --coverage=error examples/test/volume.test.yaml
 
-  # The suites as the API servers of Kubernetes 1.31 and 1.33 to 1.37 answer them
-  kubectl crd test --kube-version 1.31,1.33-1.37 examples/test`,
+  # The suites as the API servers of Kubernetes 1.34 and 1.37 answer them (a range: 1.34-1.37)
+  kubectl crd test --kube-version 1.34,1.37 examples/min-kube-version`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
