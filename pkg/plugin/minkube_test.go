@@ -61,6 +61,11 @@ func TestMinKubeVersion(t *testing.T) {
 				t.Errorf("%s: -o json: refused by %+v, want %s for %q", tc.lowest, r, tc.refusedBy[i], tc.reason)
 			}
 		}
+		// For CI, a note: it fails nothing.
+		gh := run(t, "", "explain-structural", "-f", crd, "--min-kube-version", "-o", "github")
+		if gh.code != ExitOK || !strings.Contains(gh.stdout, "::notice ") || !strings.Contains(gh.stdout, "::accepted from Kubernetes "+tc.lowest+" on; "+tc.refusedBy[0]+": ") {
+			t.Errorf("%s: -o github: exit %d:\n%s", tc.lowest, gh.code, gh.stdout)
+		}
 		// The run's own minor refuses it (exit 1, as without the flag), then
 		// answers again: an older minor has no say in its verdict.
 		old := run(t, "", "explain-structural", "-f", crd, "--min-kube-version", "--kube-version", "1.31")
