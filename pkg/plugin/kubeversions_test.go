@@ -95,6 +95,10 @@ func TestCRDTestKubeVersions(t *testing.T) {
 	if !strings.Contains(junit.stdout, `<testcase name="an uppercase host (1.31)"`) || !strings.Contains(junit.stdout, `<testcase name="an uppercase host (1.34)"`) || junit.code != ExitFindings {
 		t.Errorf("-o junit: exit %d:\n%s", junit.code, junit.stdout)
 	}
+	sarif := run(t, "", "test", "--kube-version", "1.31,1.34", "-o", "sarif", suite)
+	if !strings.Contains(sarif.stdout, `"name": "an uppercase host (1.34)"`) || !strings.Contains(sarif.stdout, `"text": "an uppercase host (1.34): expected refused, observed allowed`) {
+		t.Errorf("-o sarif: exit %d:\n%s", sarif.code, sarif.stdout)
+	}
 	js := run(t, "", "test", "--kube-version", "1.31,1.37", "-o", "json", suite)
 	var rep struct {
 		Cases []struct{ KubeVersion string }
