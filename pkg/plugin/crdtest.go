@@ -31,6 +31,8 @@ type TestOptions struct {
 	Record   bool
 	Coverage string
 	Output   string
+	// kubeVersions are the minors that each run the suites (--kube-version).
+	kubeVersions kubeVersionsFlag
 
 	genericiooptions.IOStreams
 }
@@ -44,6 +46,11 @@ types, metadata, ratcheting; the mutability markers of KEP "Immutable fields" em
 
 Arguments are test files, or directories whose *.test.yaml files are read (recursively).
 Test files: docs/test.md.
+
+--kube-version runs the suites as the API server of each Kubernetes minor given answers, one
+after the other (1.31,1.37, 1.31-1.37): a case expects of each what its expectByVersion says of
+it, else its expect; the run fails if a case fails on any of them. The default is the minor of
+the server code linked.
 
 --record writes what each case without an expectation observed into its file (comments kept);
 an expectation already written is never changed. --coverage lists the CEL rules and mutability
@@ -74,7 +81,10 @@ func NewCmdTest(streams genericiooptions.IOStreams) *cobra.Command {
   kubectl crd test --lower examples/test
 
   # Fail on the rules no case exercises
-  kubectl crd test --coverage=error examples/test/volume.test.yaml`,
+  kubectl crd test --coverage=error examples/test/volume.test.yaml
+
+  # The suites as the API servers of Kubernetes 1.34 and 1.37 answer them (a range: 1.34-1.37)
+  kubectl crd test --kube-version 1.34,1.37 examples/min-kube-version`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
@@ -91,6 +101,7 @@ func NewCmdTest(streams genericiooptions.IOStreams) *cobra.Command {
 	f.Lookup("coverage").NoOptDefVal = "list"
 	f.StringVarP(&o.Output, "output", "o", "", "output format: json, or a report for CI: "+strings.Join(report.Formats, ", "))
 	completeOutput(cmd, append([]string{"json"}, report.Formats...)...)
+	o.kubeVersions.AddFlags(cmd)
 	return cmd
 }
 
@@ -104,8 +115,18 @@ func (o *TestOptions) Validate() error {
 	if o.Output != "" && o.Output != "json" && !report.IsFormat(o.Output) {
 		return usageErrorf("-o must be json, %s, not %q", strings.Join(report.Formats, ", "), o.Output)
 	}
+	if err := o.kubeVersions.Validate(); err != nil {
+		return err
+	}
+	if o.Record && o.several() {
+		return usageErrorf("--record writes what one Kubernetes minor observed: give --kube-version one minor")
+	}
 	return nil
 }
+
+// several reports whether more than one minor runs the suites: the
+// results then name theirs.
+func (o *TestOptions) several() bool { return len(o.kubeVersions.minors) > 1 }
 
 // testFiles are the test files of the arguments: a directory's *.test.yaml.
 func testFiles(args []string) ([]string, error) {
@@ -144,24 +165,9 @@ func (o *TestOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runner := crdtest.NewRunner(crdtest.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Costs: strategy.Validators{}, Lower: o.Lower})
-	var results []*crdtest.SuiteResult
-	var observed []fileResults
-	for _, f := range files {
-		suites, err := crdtest.ReadFile(f)
-		if err != nil {
-			return inputError(err)
-		}
-		of := fileResults{file: f}
-		for _, s := range suites {
-			res, err := runner.Run(ctx, s)
-			if err != nil {
-				return inputError(err)
-			}
-			of.results = append(of.results, res)
-		}
-		observed = append(observed, of)
-		results = append(results, of.results...)
+	results, observed, err := o.runMinors(ctx, files)
+	if err != nil {
+		return err
 	}
 	if o.Record {
 		if err := o.record(observed); err != nil {
@@ -184,6 +190,56 @@ func (o *TestOptions) Run(ctx context.Context) error {
 		return errFindings
 	}
 	return nil
+}
+
+// runMinors runs the suites as the linked code answers, or as each minor
+// of --kube-version answers, oldest first, with a fresh runner (and so
+// fresh catalogs) for each; the minor that answered before answers again
+// afterwards. An emulated minor is said on stderr, as every command says
+// it; an input error names the minor it is of.
+func (o *TestOptions) runMinors(ctx context.Context, files []string) ([]*crdtest.SuiteResult, []fileResults, error) {
+	if len(o.kubeVersions.minors) == 0 {
+		return o.runSuites(ctx, files, 0)
+	}
+	var results []*crdtest.SuiteResult
+	var observed []fileResults
+	err := kubeversion.Each(o.kubeVersions.minors, func(m kubeversion.Minor) error {
+		if a := kubeversion.Current(); a.Emulated() {
+			printable.Fprintf(o.ErrOut, "Note: the answers of %s\n", a)
+		}
+		res, obs, err := o.runSuites(ctx, files, m)
+		if err != nil {
+			return atMinor(err, m)
+		}
+		results, observed = append(results, res...), append(observed, obs...)
+		return nil
+	})
+	return results, observed, err
+}
+
+// runSuites runs the suites of the files as the minor m answers (zero:
+// none was asked for).
+func (o *TestOptions) runSuites(ctx context.Context, files []string, m kubeversion.Minor) ([]*crdtest.SuiteResult, []fileResults, error) {
+	runner := crdtest.NewRunner(crdtest.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Costs: strategy.Validators{}, Lower: o.Lower, Minor: m})
+	var results []*crdtest.SuiteResult
+	var observed []fileResults
+	for _, f := range files {
+		suites, err := crdtest.ReadFile(f)
+		if err != nil {
+			return nil, nil, inputError(err)
+		}
+		of := fileResults{file: f}
+		for _, s := range suites {
+			res, err := runner.Run(ctx, s)
+			if err != nil {
+				return nil, nil, inputError(err)
+			}
+			of.results = append(of.results, res)
+		}
+		observed = append(observed, of)
+		results = append(results, of.results...)
+	}
+	return results, observed, nil
 }
 
 // writeTestJSON writes the report of -o json: the run's, and which minor
@@ -209,7 +265,7 @@ func (o *TestOptions) writeTestReport(r *crdtest.Report) error {
 	}
 	defer out.Close()
 	for _, c := range r.Cases {
-		if err := out.Add(caseObject(c)); err != nil {
+		if err := out.Add(caseObject(c, o.several())); err != nil {
 			return err
 		}
 	}
@@ -223,10 +279,14 @@ func (o *TestOptions) writeTestReport(r *crdtest.Report) error {
 	return out.Finish(o.Out)
 }
 
-// caseObject is a case as a report's object: named by the case, its Ref
+// caseObject is a case as a report's object: named by the case, and by
+// the minor that answered it when several did ("name (1.31)"), its Ref
 // the case's object.
-func caseObject(c crdtest.CaseReport) report.Object {
+func caseObject(c crdtest.CaseReport, several bool) report.Object {
 	obj := report.Object{Name: c.Name, Location: report.Location{File: c.Source.File, Line: c.Source.Line}}
+	if several && c.KubeVersion != "" {
+		obj.Name += " (" + c.KubeVersion + ")"
+	}
 	if c.Case != nil && c.Case.Object != nil {
 		obj.Ref, _, _ = document.Identify(c.Case.Object) // what it has of apiVersion, kind and name
 	}
@@ -262,10 +322,17 @@ func (o *TestOptions) printTests(r *crdtest.Report) error {
 		case c.Unexpected:
 			status = "NONE"
 		}
-		printable.Fprintf(&b, "%s %s %s (%s)\n", status, c.Source, c.Name, c.Observed.Result)
+		on := ""
+		if o.several() {
+			on = " on " + c.KubeVersion
+		}
+		printable.Fprintf(&b, "%s %s %s%s (%s)\n", status, c.Source, c.Name, on, c.Observed.Result)
 		for _, m := range c.Mismatches {
 			printable.Fprintf(&b, "    %s\n", m)
 		}
+	}
+	if o.several() {
+		printable.Fprintf(&b, "on Kubernetes %s: ", o.kubeVersions.words())
 	}
 	printable.Fprintf(&b, "%d passed, %d failed, %d without expectation", r.Passed, r.Failed, r.Unexpected)
 	if o.Coverage != "" || len(r.Uncovered) > 0 && o.Coverage != "" {

@@ -33,6 +33,8 @@ type ExplainStructuralOptions struct {
 	All         bool
 	inputs      inputFlags
 	Version     string
+	// MinKubeVersion asks every supported minor which accept each CRD.
+	MinKubeVersion bool
 	outputFlags
 
 	cluster *cluster
@@ -62,6 +64,10 @@ kind or a short name, optionally with .group), all of them with --all, or from f
 For a CRD from the cluster, the server's own NonStructuralSchema condition is shown too: legacy
 CRDs created through apiextensions.k8s.io/v1beta1 may still carry it.
 
+--min-kube-version asks the API server of every Kubernetes minor answered which of them accept
+each CRD: the oldest one that does, and the first reason of each that refuses it (a CEL library
+it does not compile yet). The exit code stays that of the minor that answers the run.
+
 -o sarif, -o junit and -o github print the findings for CI, without the skeletons: SARIF 2.1.0 for
 code scanning, JUnit XML for test reports (a testcase per CRD), GitHub workflow commands for
 annotations (docs/reports.md). The exit code is the same.
@@ -80,6 +86,9 @@ annotations (docs/reports.md). The exit code is the same.
 
   # One version's skeleton schema as YAML, from stdin
   cat crd.yaml | kubectl crd explain-structural -f - --version v1 -o yaml
+
+  # The oldest Kubernetes version whose API server accepts each CRD, and why older ones refuse it
+  kubectl crd explain-structural -f crds/ -R --min-kube-version
 
   # The findings for CI: SARIF for code scanning, JUnit for test reports, GitHub annotations
   kubectl crd explain-structural -f crds/ -R -o sarif > crds.sarif
@@ -100,6 +109,8 @@ annotations (docs/reports.md). The exit code is the same.
 	o.inputs.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Version, "version", "", "show only this version of each CRD")
 	o.kubeVersion.AddFlags(cmd, "for CRDs of the cluster (NAME, --all)")
+	cmd.Flags().BoolVar(&o.MinKubeVersion, "min-kube-version", false, "tell, per CRD, the oldest Kubernetes minor ("+kubeversion.Range()+
+		") whose API server accepts it, and why each older one refuses it")
 	o.outputFlags.AddFlags(cmd)
 	mustRegister(cmd, "version", completeCRDVersions(configFlags))
 	return cmd
@@ -155,7 +166,15 @@ type crdReport struct {
 	Warnings []crdWarning `json:"warnings,omitempty"`
 	// ServerCondition is the cluster's NonStructuralSchema condition, when it has set one.
 	ServerCondition *serverCondition `json:"serverCondition,omitempty"`
-	Versions        []versionReport  `json:"versions"`
+	// MinKubeVersion is, with --min-kube-version, the oldest Kubernetes
+	// minor whose API server accepts the CRD ("1.32"), none when no
+	// supported minor does; RefusedBy every minor that refuses it, oldest
+	// first, with the first of its reasons.
+	MinKubeVersion string          `json:"minKubeVersion,omitempty"`
+	RefusedBy      []minorRefusal  `json:"refusedBy,omitempty"`
+	Versions       []versionReport `json:"versions"`
+
+	acceptance *schema.Acceptance
 }
 
 // crdWarning is a finding.CRDWarning: Reason LegacyAPIVersion for a CRD in
@@ -281,6 +300,9 @@ func (o *ExplainStructuralOptions) explainFile(d *document.Document) (r crdRepor
 		printable.Fprintf(o.ErrOut, "Warning: %s: %s (%s)\n", document.Ref(d.Object), f.Message, src)
 	}
 	addMutability(&r, d.Object)
+	if err := o.addMinKubeVersion(&r, d.Object); err != nil {
+		return crdReport{}, false, inputError(&document.InputError{Source: d.Source, Msg: err.Error()})
+	}
 	return r, true, nil
 }
 
@@ -321,6 +343,15 @@ func (o *ExplainStructuralOptions) explainLive(l *liveCRD) (crdReport, error) {
 	for _, c := range l.Object.Status.Conditions {
 		if c.Type == apiextensionsv1.NonStructuralSchema {
 			r.ServerCondition = &serverCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+		}
+	}
+	if o.MinKubeVersion {
+		obj, err := schema.AsCreated(l.Object)
+		if err == nil {
+			err = o.addMinKubeVersion(&r, obj)
+		}
+		if err != nil {
+			return crdReport{}, inputError(fmt.Errorf("CustomResourceDefinition %s on %s: %w", l.Object.Name, o.cluster.where(), err))
 		}
 	}
 	return r, nil
@@ -393,6 +424,9 @@ func (r crdReport) findings() []finding.Judged {
 	if c := r.ServerCondition; c != nil {
 		all = append(all, finding.Finding{Severity: finding.Info, Reason: c.Reason,
 			Message: fmt.Sprintf("server condition %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)})
+	}
+	if f, ok := r.acceptanceFinding(); ok {
+		all = append(all, f)
 	}
 	return finding.DefaultGate().Judge(all)
 }
@@ -512,6 +546,7 @@ func printStructuralText(w io.Writer, report structuralReport) {
 		if c := r.ServerCondition; c != nil {
 			printable.Fprintf(w, "  server condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
+		printAcceptance(w, r)
 		for _, v := range r.Versions {
 			printable.Fprintf(w, "\nversion %s%s:\n", v.Name, versionFlags(v))
 			if v.skeleton == nil {

@@ -8,9 +8,10 @@ import (
 	"sort"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
-var caseFields = []string{"oldObject", "oldCRD", "expect"}
+var caseFields = []string{"oldObject", "oldCRD", "expect", "expectByVersion"}
 
 func parseCase(n node) (*Case, error) {
 	m, err := n.fields([]string{"name", "object"}, caseFields...)
@@ -42,7 +43,44 @@ func parseCase(n node) (*Case, error) {
 			return nil, err
 		}
 	}
+	if _, ok := m["expectByVersion"]; ok {
+		if c.ExpectByVersion, err = parseExpectByVersion(n.key("expectByVersion")); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// parseExpectByVersion reads a mapping of Kubernetes minors ("1.31", as
+// --kube-version names them) to expectations; a minor not answered is an
+// error at its line.
+func parseExpectByVersion(n node) (map[kubeversion.Minor]*Expect, error) {
+	m, ok := n.v.(map[string]interface{})
+	if !ok {
+		return nil, n.errorf("expected a mapping of Kubernetes versions (\"1.31\") to what the case expects of each")
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := map[kubeversion.Minor]*Expect{}
+	for _, k := range keys {
+		minor, err := kubeversion.Parse(k)
+		if err != nil {
+			return nil, n.key(k).errorf("%v", err)
+		}
+		if _, dup := out[minor]; dup {
+			return nil, n.key(k).errorf("Kubernetes %s already has an expectation", minor)
+		}
+		if m[k] == nil {
+			return nil, n.key(k).errorf("expected allowed, refused, or a mapping with result, errors, pruned, defaulted")
+		}
+		if out[minor], err = parseExpect(n.key(k)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // ofCase names the case and its field (object, oldObject) in err when it

@@ -25,6 +25,9 @@ type Report struct {
 type CaseReport struct {
 	Name   string          `json:"name"`
 	Source document.Source `json:"source"`
+	// KubeVersion is the Kubernetes minor asked for ("1.31"), whose
+	// server answered the case; absent when none was (the linked code's).
+	KubeVersion string `json:"kubeVersion,omitempty"`
 	CaseResult
 	// Unexpected: the case has no expectation yet.
 	Unexpected bool `json:"unexpected,omitempty"`
@@ -44,7 +47,10 @@ func Summarize(results []*SuiteResult) *Report {
 	index := map[string]int{}
 	for _, s := range results {
 		for _, c := range s.Cases {
-			cr := CaseReport{Name: c.Case.Name, Source: c.Case.Source, CaseResult: c, Unexpected: c.Case.Expect == nil}
+			cr := CaseReport{Name: c.Case.Name, Source: c.Case.Source, CaseResult: c, Unexpected: c.Expect == nil}
+			if s.Minor != 0 {
+				cr.KubeVersion = s.Minor.String()
+			}
 			r.Cases = append(r.Cases, cr)
 			switch {
 			case cr.Unexpected:

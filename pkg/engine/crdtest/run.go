@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
@@ -27,6 +28,12 @@ type Options struct {
 	// lowered to the transition rules the server enforces (lower.CRD),
 	// rather than emulated.
 	Lower bool
+	// Minor is the Kubernetes minor the run was asked for, which answers
+	// it (kubeversion.Use, before the run): a case expects what its
+	// ExpectFor says of it, and the report names it. Zero: none was
+	// asked for; the minor answering now chooses the expectations, and
+	// the report names none.
+	Minor kubeversion.Minor
 }
 
 // Costs is the server's estimate of the cost of a CRD's rules.
@@ -59,7 +66,10 @@ type Error struct {
 
 // CaseResult is the verdict on one case.
 type CaseResult struct {
-	Case     *Case     `json:"-"`
+	Case *Case `json:"-"`
+	// Expect is what the case expects of the minor that answered
+	// (Case.ExpectFor), nil when nothing.
+	Expect   *Expect   `json:"-"`
 	Observed *Observed `json:"observed"`
 	// Pass: the case expects what was observed (a case without an
 	// expectation passes: it is to be recorded).
@@ -86,6 +96,8 @@ type prepared struct {
 // SuiteResult is the verdict on every case of a suite.
 type SuiteResult struct {
 	Suite *Suite
+	// Minor is Options.Minor: the minor asked for, zero when none was.
+	Minor kubeversion.Minor
 	Cases []CaseResult
 	// Rules are the rules and markers of the suite's CRDs, and Refused
 	// which of them some case's object was refused by (its index in Rules).
@@ -101,7 +113,11 @@ func (r *Runner) Run(ctx context.Context, s *Suite) (*SuiteResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &SuiteResult{Suite: s, Rules: p.rules.rules, Refused: map[int]bool{}}
+	out := &SuiteResult{Suite: s, Minor: r.opts.Minor, Rules: p.rules.rules, Refused: map[int]bool{}}
+	minor := r.opts.Minor
+	if minor == 0 {
+		minor = kubeversion.Current().Minor
+	}
 	for _, c := range s.Cases {
 		obs, refusedBy, err := r.observe(ctx, p, c)
 		if err != nil {
@@ -110,9 +126,9 @@ func (r *Runner) Run(ctx context.Context, s *Suite) (*SuiteResult, error) {
 		for _, i := range refusedBy {
 			out.Refused[i] = true
 		}
-		res := CaseResult{Case: c, Observed: obs, Pass: true}
-		if c.Expect != nil {
-			res.Mismatches = Compare(c.Expect, obs)
+		res := CaseResult{Case: c, Expect: c.ExpectFor(minor), Observed: obs, Pass: true}
+		if res.Expect != nil {
+			res.Mismatches = Compare(res.Expect, obs)
 			res.Pass = len(res.Mismatches) == 0
 		}
 		out.Cases = append(out.Cases, res)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/fieldpath"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
 // Suite is one document of a test file: the CRDs, and the cases run
@@ -41,9 +42,23 @@ type Case struct {
 	OldCRDs []*document.Document
 	// Expect is nil when the case says nothing yet (--record fills it).
 	Expect *Expect
+	// ExpectByVersion is what the case expects of the server of a
+	// Kubernetes minor where it differs from Expect (nil when it never
+	// does): a library that minor does not compile, a format it does not
+	// check. ExpectFor chooses.
+	ExpectByVersion map[kubeversion.Minor]*Expect
 
 	// index is the case's position under "cases", for --record.
 	index int
+}
+
+// ExpectFor is what the case expects of the server of minor m: its
+// ExpectByVersion entry for m, else Expect.
+func (c *Case) ExpectFor(m kubeversion.Minor) *Expect {
+	if e, ok := c.ExpectByVersion[m]; ok {
+		return e
+	}
+	return c.Expect
 }
 
 // Result is what a case expects of the server.

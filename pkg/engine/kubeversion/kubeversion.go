@@ -194,3 +194,25 @@ var code = sync.OnceValue(func() string {
 	}
 	return Embedded.String()
 })
+
+// Each runs f as each minor of ms answers, in order, then makes the minor
+// that answered before answer again, whatever f returned: a run that asks
+// several minors (the lowest that accepts a CRD, a test suite per minor)
+// ends as it began. It stops at f's first error. Process-wide, as Use.
+func Each(ms []Minor, f func(Minor) error) (err error) {
+	before := Current().Minor
+	defer func() {
+		if _, restore := Use(before); err == nil {
+			err = restore
+		}
+	}()
+	for _, m := range ms {
+		if _, err := Use(m); err != nil {
+			return err
+		}
+		if err := f(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package kubeversion
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -107,5 +108,32 @@ func TestStamp(t *testing.T) {
 				t.Errorf("%v: property %s=%s, JSON %s", tc.a, p.Name, p.Value, b)
 			}
 		}
+	}
+}
+
+// Each asks every minor in order and ends with the minor that answered
+// before, also when f fails.
+func TestEach(t *testing.T) {
+	t.Cleanup(func() { Use(Embedded) })
+	if _, err := Use(33); err != nil {
+		t.Fatal(err)
+	}
+	var seen []Minor
+	err := Each([]Minor{31, 35, 37}, func(m Minor) error {
+		if Current().Minor != m {
+			t.Errorf("f(%s) while %s answers", m, Current().Minor)
+		}
+		seen = append(seen, m)
+		return nil
+	})
+	if err != nil || fmt.Sprint(seen) != "[1.31 1.35 1.37]" || Current().Minor != 33 {
+		t.Errorf("Each: %v, saw %v, then %s answers; want [1.31 1.35 1.37], then 1.33", err, seen, Current().Minor)
+	}
+	stop := errors.New("stop")
+	if err := Each([]Minor{32, 34}, func(Minor) error { return stop }); err != stop || Current().Minor != 33 {
+		t.Errorf("Each with f failing: %v, then %s answers; want stop, then 1.33", err, Current().Minor)
+	}
+	if err := Each([]Minor{30}, func(Minor) error { return nil }); err == nil || Current().Minor != 33 {
+		t.Errorf("Each([1.30]): %v, then %s answers; want an error, then 1.33", err, Current().Minor)
 	}
 }
