@@ -5,17 +5,24 @@
 # make test-dist: the tests of hack/dist on all six platforms (go test ./hack/dist builds one other
 # than the host's, and the host's): the program run twice, its archives, image, SHA256SUMS and manifest
 # checked, the two runs byte-identical, the GitHub Action run against them. CI's release step.
+# make test-versions: the version parity test (test/e2e TestVersionParity): the real test API server
+# of each minor 1.31 to 1.37 (hack/test-apiserver-minor.sh) against the engine emulating that minor,
+# on our cases and the corpus's CRDs, the tables of agreement in _output/versions-parity*.md. CI's
+# version parity step.
 GO ?= go
 VERSION ?=
 PLATFORMS ?=
 
-.PHONY: dist test-dist clean
+.PHONY: dist test-dist test-versions clean
 dist:
 	rm -rf dist
 	GOTOOLCHAIN=local $(GO) run ./hack/dist -out dist $(if $(VERSION),-version $(VERSION)) $(if $(PLATFORMS),-platforms $(PLATFORMS))
 
 test-dist:
 	GOTOOLCHAIN=local $(GO) test -count=1 -timeout 60m ./hack/dist -all-platforms
+
+test-versions:
+	KUBECTL_CRD_E2E_VERSIONS=1 GOTOOLCHAIN=local $(GO) test -count=1 -v -timeout 80m -run '^(TestVersionParity|TestVersionParityCorpus)$$' ./test/e2e
 
 clean:
 	rm -rf dist

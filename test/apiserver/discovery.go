@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 )
@@ -26,7 +25,7 @@ func installAPIsDiscovery(s *apiserver.CustomResourceDefinitions) {
 	crds := s.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
 	legacy := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// apiextensions.k8s.io itself, then the CRD groups, which the server lists only under /apis/<group>.
-		groups, _ := s.GenericAPIServer.DiscoveryGroupManager.Groups(req.Context(), req)
+		groups, _ := ownGroups(s.GenericAPIServer.DiscoveryGroupManager, req)
 		crdGroups, err := servedCRDGroups(crds)
 		if err != nil {
 			responsewriters.ErrorNegotiated(apierrors.NewInternalError(err), apiserver.Codecs, schema.GroupVersion{}, w, req)
@@ -37,7 +36,7 @@ func installAPIsDiscovery(s *apiserver.CustomResourceDefinitions) {
 	})
 	// Aggregated discovery (what kubectl asks for first) is already kept up to date by the
 	// server's CRD discovery controller; it only lacks a route.
-	wrapped := aggregated.WrapAggregatedDiscoveryToHandler(legacy, s.GenericAPIServer.AggregatedDiscoveryGroupManager, nil)
+	wrapped := wrapAggregatedDiscovery(legacy, s.GenericAPIServer.AggregatedDiscoveryGroupManager)
 	s.GenericAPIServer.Handler.GoRestfulContainer.Add(wrapped.GenerateWebService("/apis", metav1.APIGroupList{}))
 }
 

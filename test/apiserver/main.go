@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -148,11 +149,17 @@ func newAPIServer(dir string, port int, etcdAddr string) (*apiserver.CustomResou
 	// request is anonymous (below).
 	r.Authentication = nil
 	r.Authorization = nil
-	// These plugins need namespaces, services or policy objects from the core API.
-	r.Admission.DisablePlugins = []string{
+	// These plugins need namespaces, services or policy objects from the core API. Those an older
+	// minor lacks (MutatingAdmissionPolicy before 1.32) are not named: it refuses unknown ones.
+	registered := r.Admission.Plugins.Registered()
+	for _, p := range []string{
 		"NamespaceLifecycle",
 		"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook",
 		"MutatingAdmissionPolicy", "ValidatingAdmissionPolicy",
+	} {
+		if slices.Contains(registered, p) {
+			r.Admission.DisablePlugins = append(r.Admission.DisablePlugins, p)
+		}
 	}
 	r.Features.EnablePriorityAndFairness = false // its configuration objects live in the core API
 

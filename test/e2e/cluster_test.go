@@ -72,6 +72,15 @@ func startCluster(root, dir string) (*testCluster, error) {
 	if kc := os.Getenv(EnvKubeconfig); kc != "" {
 		return &testCluster{kubeconfig: kc}, nil
 	}
+	return startServer(filepath.Join(root, "_output", "bin", "crd-test-apiserver"), dir, apiserverPort, etcdPort,
+		"--legacy-crd", filepath.Join(root, "test", "e2e", "testdata", "legacy-crd.yaml"))
+}
+
+// startServer starts the test API server bin (the suite's, or one minor's
+// for the version parity test) on apiserverPort and etcdPort (and the next
+// port, etcd's peer), with its state in dir and the further arguments args,
+// and waits until it is ready.
+func startServer(bin, dir string, apiserverPort, etcdPort int, args ...string) (*testCluster, error) {
 	for _, p := range []int{apiserverPort, etcdPort, etcdPort + 1} {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
@@ -85,10 +94,9 @@ func startCluster(root, dir string) (*testCluster, error) {
 		return nil, err
 	}
 	defer logFile.Close()
-	server := exec.Command(filepath.Join(root, "_output", "bin", "crd-test-apiserver"),
+	server := exec.Command(bin, append([]string{
 		"--port", strconv.Itoa(apiserverPort), "--etcd-port", strconv.Itoa(etcdPort),
-		"--data-dir", filepath.Join(dir, "data"), "--kubeconfig-out", kubeconfig,
-		"--legacy-crd", filepath.Join(root, "test", "e2e", "testdata", "legacy-crd.yaml"))
+		"--data-dir", filepath.Join(dir, "data"), "--kubeconfig-out", kubeconfig}, args...)...)
 	server.Stdout, server.Stderr = logFile, logFile
 	// Should the test binary die without cleaning up (a panic, a timeout),
 	// the kernel kills the server with it.

@@ -41,12 +41,19 @@ func TestPortsDocumented(t *testing.T) {
 	if hackPort == defaultAPIServerPort || hackEtcd == defaultEtcdPort || hackEtcd+1 == defaultEtcdPort {
 		t.Errorf("the suite's ports (%d, %d) collide with hack/test-apiserver.sh's (%d, %d)", defaultAPIServerPort, defaultEtcdPort, hackPort, hackEtcd)
 	}
+	for _, p := range []int{hackPort, hackEtcd, hackEtcd + 1, defaultAPIServerPort, defaultEtcdPort, defaultEtcdPort + 1} {
+		if p == defaultVersionsAPIServerPort || p == defaultVersionsEtcdPort || p == defaultVersionsEtcdPort+1 {
+			t.Errorf("the version parity test's ports (%d, %d) collide with port %d", defaultVersionsAPIServerPort, defaultVersionsEtcdPort, p)
+		}
+	}
 	arch := read("docs/architecture.md")
 	for _, want := range []string{
 		"| the end-to-end suite | " + strconv.Itoa(defaultAPIServerPort) + " | " + strconv.Itoa(defaultEtcdPort) + ", " + strconv.Itoa(defaultEtcdPort+1) +
 			" | `KUBECTL_CRD_E2E_APISERVER_PORT`, `KUBECTL_CRD_E2E_ETCD_PORT` |",
 		" | " + strconv.Itoa(hackPort) + " | " + strconv.Itoa(hackEtcd) + ", " + strconv.Itoa(hackEtcd+1) +
 			" | `CRD_TEST_APISERVER_PORT`, `CRD_TEST_ETCD_PORT` |",
+		" | " + strconv.Itoa(defaultVersionsAPIServerPort) + " | " + strconv.Itoa(defaultVersionsEtcdPort) + ", " + strconv.Itoa(defaultVersionsEtcdPort+1) +
+			" | `KUBECTL_CRD_E2E_VERSIONS_APISERVER_PORT`, `KUBECTL_CRD_E2E_VERSIONS_ETCD_PORT` |",
 		"`" + docsAPIServer + "`",
 	} {
 		if !strings.Contains(arch, want) {
