@@ -1,6 +1,8 @@
 package filter
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,38 +13,21 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
-// formatCRD uses the CEL format library, which a new expression may use
-// from Kubernetes 1.32 on (written in 1.31, compiled in the minor before
-// the server's).
-const formatCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              host: {type: string, maxLength: 63}
-            x-kubernetes-validations:
-            - rule: "!has(self.host) || !format.dns1123Label().validate(self.host).hasValue()"
-`
-
 // The function answers as the config's kubeVersion, as the plugin's
 // --kube-version: the same CRD refused on 1.31, accepted on 1.32 and by
 // default; a minor outside the range is a config error.
 func TestFunctionKubeVersion(t *testing.T) {
 	t.Cleanup(func() { kubeversion.Use(kubeversion.Embedded) })
-	widget := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: ops}\nspec: {host: web}\n"
+	// The shipped example: a CRD whose rule uses the CEL format library,
+	// which a new expression may use from Kubernetes 1.32 on, and a Mirror.
+	var items []string
+	for _, f := range []string{"crd.yaml", "mirror.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "kube-versions", "format", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, string(b))
+	}
 	for _, tc := range []struct {
 		config string
 		fails  bool
@@ -51,7 +36,7 @@ func TestFunctionKubeVersion(t *testing.T) {
 		{"kubeVersion: \"1.32\"\n", false},
 		{"", false},
 	} {
-		nodes, err := (&kio.ByteReader{Reader: strings.NewReader(formatCRD + "---\n" + widget)}).Read()
+		nodes, err := (&kio.ByteReader{Reader: strings.NewReader(strings.Join(items, "---\n"))}).Read()
 		if err != nil {
 			t.Fatal(err)
 		}
