@@ -58,7 +58,7 @@ var describedArrows = []string{
 // engineOfStrategy are the engine's packages strategy's arrow points to;
 // engineHelpers the helpers the engine may import, as the text says.
 var (
-	engineOfStrategy = []string{"pkg/engine/schema", "pkg/engine/update", "pkg/engine/fieldpath"}
+	engineOfStrategy = []string{"pkg/engine/schema", "pkg/engine/update", "pkg/engine/fieldpath", "pkg/engine/kubeversion"}
 	engineHelpers    = []string{"internal/ordered", "internal/cachedir", "internal/fileread"}
 )
 

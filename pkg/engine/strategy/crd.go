@@ -8,6 +8,7 @@ import (
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdregistry "k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	"k8s.io/apimachinery/pkg/api/operation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -88,7 +89,7 @@ func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomReso
 	}
 	crdStrategy().PrepareForCreate(ctx, obj)
 	if errs := rest.ValidateCreate(ctx, obj, crdStrategy()); len(errs) > 0 {
-		return errs, nil
+		return handwrittenMetadata(ctx, operation.Create, errs, &obj.ObjectMeta, nil, false), nil
 	}
 	// As rest.BeforeCreate: the warnings once the create is valid.
 	return nil, crdStrategy().WarningsOnCreate(ctx, obj)
@@ -127,7 +128,7 @@ func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinitio
 	obj := stored.DeepCopy()
 	crdStrategy().PrepareForUpdate(ctx, obj, stored)
 	if errs := rest.ValidateUpdate(ctx, obj, stored, crdStrategy()); len(errs) > 0 {
-		return errs, nil
+		return handwrittenMetadata(ctx, operation.Update, errs, &obj.ObjectMeta, &stored.ObjectMeta, false), nil
 	}
 	// As rest.BeforeUpdate: the warnings once the update is valid.
 	return nil, crdStrategy().WarningsOnUpdate(ctx, obj, stored)
@@ -184,5 +185,6 @@ func (Validators) ValidateCRDUpdate(old, new *apiextensionsv1.CustomResourceDefi
 	obj.CreationTimestamp = stored.CreationTimestamp
 	obj.Generation = stored.Generation
 	crdStrategy().PrepareForUpdate(ctx, obj, stored)
-	return rest.ValidateUpdate(ctx, obj, stored, crdStrategy())
+	errs := rest.ValidateUpdate(ctx, obj, stored, crdStrategy())
+	return handwrittenMetadata(ctx, operation.Update, errs, &obj.ObjectMeta, &stored.ObjectMeta, false)
 }

@@ -8,6 +8,7 @@ import (
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	"k8s.io/apimachinery/pkg/api/operation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -164,7 +165,15 @@ func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorL
 	if t := uOld.GetCreationTimestamp(); !t.IsZero() {
 		uNew.SetCreationTimestamp(t)
 	}
-	return rest.ValidateUpdate(ctx, uNew, uOld, v.strategy)
+	errs := rest.ValidateUpdate(ctx, uNew, uOld, v.strategy)
+	if len(errs) > 0 {
+		newMeta, okNew := objectMeta(uNew.Object)
+		oldMeta, okOld := objectMeta(uOld.Object)
+		if okNew && okOld {
+			errs = handwrittenMetadata(ctx, operation.Update, errs, newMeta, oldMeta, v.strategy.NamespaceScoped())
+		}
+	}
+	return errs
 }
 
 // ValidateCreate returns what the server refuses of creating obj (as the
@@ -200,5 +209,11 @@ func (v *Validator) ValidateCreate(obj map[string]interface{}, namespace string)
 		u.SetName(v.strategy.GenerateName(u.GetGenerateName()))
 	}
 	v.strategy.PrepareForCreate(ctx, u)
-	return rest.ValidateCreate(ctx, u, v.strategy)
+	errs := rest.ValidateCreate(ctx, u, v.strategy)
+	if len(errs) > 0 {
+		if meta, ok := objectMeta(u.Object); ok {
+			errs = handwrittenMetadata(ctx, operation.Create, errs, meta, nil, v.strategy.NamespaceScoped())
+		}
+	}
+	return errs
 }
