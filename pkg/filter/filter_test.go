@@ -202,6 +202,9 @@ func TestResultsSayWhichMinorAnswered(t *testing.T) {
 			if m != kubeversion.Embedded {
 				tags["kubernetes.compatibilityVersion"] = (m - 1).String()
 			}
+			for i, d := range answer.Differences() {
+				tags["kubernetes.differences."+strconv.Itoa(i)] = d
+			}
 			if last.Severity != framework.Info || last.Message != answer.Verdicts() || !cmp.Equal(last.Tags, tags) || last.ResourceRef != nil {
 				t.Errorf("%s, %d results (failed: %v): the last %+v, want the info %q tagged %v", m, len(rl.Results), perr != nil, last, answer.Verdicts(), tags)
 			}

@@ -204,9 +204,7 @@ func (o *TestOptions) runMinors(ctx context.Context, files []string) ([]*crdtest
 	var results []*crdtest.SuiteResult
 	var observed []fileResults
 	err := kubeversion.Each(o.kubeVersions.minors, func(m kubeversion.Minor) error {
-		if a := kubeversion.Current(); a.Emulated() {
-			printable.Fprintf(o.ErrOut, "Note: the answers of %s\n", a)
-		}
+		noteAnswer(o.ErrOut, kubeversion.Current())
 		res, obs, err := o.runSuites(ctx, files, m)
 		if err != nil {
 			return atMinor(err, m)

@@ -88,10 +88,20 @@ func (k *kubeVersionFlag) Use(ctx context.Context, c *cluster, errOut io.Writer)
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: err}
 	}
-	if answer.Emulated() {
-		printable.Fprintf(errOut, "Note: the answers of %s\n", answer)
-	}
+	noteAnswer(errOut, answer)
 	return nil
+}
+
+// noteAnswer says on stderr which server answers when it is emulated, and
+// what its real server is known to answer otherwise.
+func noteAnswer(errOut io.Writer, a kubeversion.Answer) {
+	if !a.Emulated() {
+		return
+	}
+	printable.Fprintf(errOut, "Note: the answers of %s\n", a)
+	for _, d := range a.Differences() {
+		printable.Fprintf(errOut, "Note: a known difference: %s\n", d)
+	}
 }
 
 // warnUnknown says, once the run is over, that the cluster's version

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"reflect"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -38,7 +39,7 @@ func TestJSONSaysWhichMinorAnswered(t *testing.T) {
 				var got struct {
 					Kubernetes *kubeversion.Stamp `json:"kubernetes"`
 				}
-				if err := json.Unmarshal(doc, &got); err != nil || got.Kubernetes == nil || *got.Kubernetes != want {
+				if err := json.Unmarshal(doc, &got); err != nil || got.Kubernetes == nil || !reflect.DeepEqual(*got.Kubernetes, want) {
 					t.Errorf("%s: kubernetes %+v (%v), want %+v:\n%s", name, got.Kubernetes, err, want, doc)
 				}
 			}

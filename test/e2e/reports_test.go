@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -98,7 +99,7 @@ func (tc reportCase) run(t *testing.T) {
 		t.Errorf("the JSON report says no kubernetes (%v):\n%s", err, j.Stdout)
 	}
 	words := reportcheck.GitHubKubernetes(t, githubOut)
-	if k := fromJSON.Kubernetes; reportcheck.SARIFKubernetes(t, []byte(sarifOut)) != k || junit.Kubernetes(t) != k ||
+	if k := fromJSON.Kubernetes; !reflect.DeepEqual(reportcheck.SARIFKubernetes(t, []byte(sarifOut)), k) || !reflect.DeepEqual(junit.Kubernetes(t), k) ||
 		!strings.HasPrefix(words, "verdicts of kube-apiserver "+k.Version+", ") || !strings.Contains(words, k.By) {
 		t.Errorf("the reports say another answer than the JSON report's %+v: SARIF %+v, JUnit %+v, GitHub %q",
 			k, reportcheck.SARIFKubernetes(t, []byte(sarifOut)), junit.Kubernetes(t), words)

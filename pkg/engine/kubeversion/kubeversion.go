@@ -216,3 +216,29 @@ func Each(ms []Minor, f func(Minor) error) (err error) {
 	}
 	return nil
 }
+
+// Differences are what the real server of the minor is known to answer
+// otherwise than this emulation of it, in a sentence each: measured by the
+// version parity tests against that minor's newest patch (test/e2e,
+// testdata/versions/disagreements.txt), where the old server's code is not
+// the linked one's and cannot be called. None for the linked minor.
+func (a Answer) Differences() []string {
+	if !a.Emulated() {
+		return nil
+	}
+	var out []string
+	for _, d := range differences {
+		if a.Minor >= d.from && a.Minor <= d.to {
+			out = append(out, d.what)
+		}
+	}
+	return out
+}
+
+var differences = []struct {
+	from, to Minor
+	what     string
+}{
+	{31, 31, "cidr(...).containsCIDR(...) answers true for a network holding another of a different address " +
+		"(10.0.0.0/16, 10.0.1.0/24), where kube-apiserver 1.31.14 answers false (fixed in 1.32 by kubernetes#130450)"},
+}

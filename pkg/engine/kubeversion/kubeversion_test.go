@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,8 +80,12 @@ func TestStamp(t *testing.T) {
 		json     string
 		verdicts string
 	}{
+		{Answer{Minor: 32, Code: "1.37.2"},
+			`{"version":"1.32","emulated":true,"by":"kube-apiserver 1.37.2","compatibilityVersion":"1.31"}`,
+			"verdicts of kube-apiserver 1.32, emulated by kube-apiserver 1.37.2 (compatibility version 1.31)"},
 		{Answer{Minor: 31, Code: "1.37.2"},
-			`{"version":"1.31","emulated":true,"by":"kube-apiserver 1.37.2","compatibilityVersion":"1.30"}`,
+			`{"version":"1.31","emulated":true,"by":"kube-apiserver 1.37.2","compatibilityVersion":"1.30","differences":[` +
+				strconv.Quote(differences[0].what) + `]}`,
 			"verdicts of kube-apiserver 1.31, emulated by kube-apiserver 1.37.2 (compatibility version 1.30)"},
 		{Answer{Minor: 37, Code: "1.37.2"},
 			`{"version":"1.37","emulated":false,"by":"kube-apiserver 1.37.2"}`,
@@ -99,12 +104,24 @@ func TestStamp(t *testing.T) {
 			t.Fatal(err)
 		}
 		props := s.Properties()
-		if len(props) != len(members) {
+		want := len(members) // differences: one property each
+		if len(s.Differences) > 0 {
+			want += len(s.Differences) - 1
+		}
+		if len(props) != want {
 			t.Errorf("%v: properties %v, JSON %s", tc.a, props, b)
 		}
 		for _, p := range props {
 			name, ok := strings.CutPrefix(p.Name, Key+".")
-			if v, in := members[name]; !ok || !in || fmt.Sprint(v) != p.Value {
+			v, in := members[name]
+			if n, isDiff := strings.CutPrefix(name, "differences."); ok && isDiff {
+				i, err := strconv.Atoi(n)
+				v, in = nil, err == nil && i < len(s.Differences)
+				if in {
+					v = s.Differences[i]
+				}
+			}
+			if !ok || !in || fmt.Sprint(v) != p.Value {
 				t.Errorf("%v: property %s=%s, JSON %s", tc.a, p.Name, p.Value, b)
 			}
 		}

@@ -21,6 +21,9 @@ type Stamp struct {
 	// version ("1.30"): the CEL environment new expressions compile in.
 	// Absent when the minor answers by its own code.
 	CompatibilityVersion string `json:"compatibilityVersion,omitempty"`
+	// Differences are what the real server of Version is known to answer
+	// otherwise than the emulation (Answer.Differences). Absent when none.
+	Differences []string `json:"differences,omitempty"`
 }
 
 // Stamp is a's record.
@@ -29,6 +32,7 @@ func (a Answer) Stamp() Stamp {
 	if s.Emulated {
 		s.CompatibilityVersion = (a.Minor - 1).String()
 	}
+	s.Differences = a.Differences()
 	return s
 }
 
@@ -58,6 +62,9 @@ func (s Stamp) Properties() []Property {
 	}
 	if s.CompatibilityVersion != "" {
 		ps = append(ps, Property{Key + ".compatibilityVersion", s.CompatibilityVersion})
+	}
+	for i, d := range s.Differences {
+		ps = append(ps, Property{Key + ".differences." + strconv.Itoa(i), d})
 	}
 	return ps
 }
