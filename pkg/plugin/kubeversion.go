@@ -92,15 +92,10 @@ func (k *kubeVersionFlag) Use(ctx context.Context, c *cluster, errOut io.Writer)
 	return nil
 }
 
-// noteAnswer says on stderr which server answers when it is emulated, and
-// what its real server is known to answer otherwise.
+// noteAnswer says on stderr which server answers when it is emulated.
 func noteAnswer(errOut io.Writer, a kubeversion.Answer) {
-	if !a.Emulated() {
-		return
-	}
-	printable.Fprintf(errOut, "Note: the answers of %s\n", a)
-	for _, d := range a.Differences() {
-		printable.Fprintf(errOut, "Note: a known difference: %s\n", d)
+	if a.Emulated() {
+		printable.Fprintf(errOut, "Note: the answers of %s\n", a)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
@@ -149,7 +150,26 @@ func OfCRD(crd *schema.CRD) []Finding {
 	for _, w := range crd.Warnings() {
 		out = append(out, FromCRDWarning(w))
 	}
+	answer := kubeversion.Current()
+	for _, d := range answer.DifferencesFor(crd.Expressions()) {
+		out = append(out, EmulationDiffers(answer, d))
+	}
 	return out
+}
+
+// ReasonEmulationDiffers is the Reason of EmulationDiffers.
+const ReasonEmulationDiffers = "EmulationDiffers"
+
+// EmulationDiffers is a note on a CRD whose CEL expressions call a
+// function that the emulated minor's own server is known to answer
+// otherwise (kubeversion.Answer.DifferencesFor): the verdicts on its
+// objects may not be that server's. It fails no run. As the server's
+// warnings, it is shown after the CRD's name.
+func EmulationDiffers(a kubeversion.Answer, difference string) Finding {
+	return Finding{
+		Reason: ReasonEmulationDiffers, Severity: Warning,
+		Message: fmt.Sprintf("its rules may be answered otherwise by kube-apiserver %s's own server: %s", a.Minor, difference),
+	}
 }
 
 // FromCRDWarning is a warning the API server returns when it accepts a

@@ -8,11 +8,14 @@ import (
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/update"
 )
 
@@ -137,6 +140,76 @@ func TestOfCRD(t *testing.T) {
 	for _, words := range []string{"no API server since Kubernetes 1.22", "cannot be applied", "apiextensions.k8s.io/v1 ", "kubectl get crd foos.example.com -o yaml", "structural"} {
 		if !strings.Contains(legacy.Message, words) {
 			t.Errorf("LegacyCRD does not say %q: %s", words, legacy.Message)
+		}
+	}
+}
+
+// TestEmulationDiffers: a CRD whose rules call a function that the
+// emulated minor's own server answers otherwise gets a note that says so,
+// on that minor only; a CRD that does not call it gets none. The note
+// fails no run.
+func TestEmulationDiffers(t *testing.T) {
+	t.Cleanup(func() { kubeversion.Use(kubeversion.Embedded) })
+	crdOf := func(rule string) *schema.CRD {
+		t.Helper()
+		var obj map[string]interface{}
+		if err := yaml.Unmarshal([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: subnets.example.com}
+spec:
+  group: example.com
+  names: {kind: Subnet, plural: subnets}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              l: {type: array, maxItems: 4, items: {type: string, maxLength: 43}}
+            x-kubernetes-validations:
+            - rule: '`+rule+`'
+`), &obj); err != nil {
+			t.Fatal(err)
+		}
+		crd, ok, err := schema.FromObject(obj, strategy.Validators{})
+		if err != nil || !ok {
+			t.Fatal(err)
+		}
+		return crd
+	}
+	const calls = "self.l.all(a, self.l.all(b, a == b || !cidr(a).containsCIDR(cidr(b))))"
+	for _, tc := range []struct {
+		minor kubeversion.Minor
+		rule  string
+		notes int
+	}{
+		{31, calls, 1},
+		{32, calls, 0},
+		{37, calls, 0},
+		{31, "self.l.all(a, isCIDR(a))", 0},
+	} {
+		if _, err := kubeversion.Use(tc.minor); err != nil {
+			t.Fatal(err)
+		}
+		var notes []Finding
+		for _, f := range OfCRD(crdOf(tc.rule)) {
+			if f.Reason == ReasonEmulationDiffers {
+				notes = append(notes, f)
+			}
+		}
+		if len(notes) != tc.notes {
+			t.Errorf("%s, %s: %d notes, want %d: %+v", tc.minor, tc.rule, len(notes), tc.notes, notes)
+		}
+		for _, n := range notes {
+			if n.Check != "" || !strings.Contains(n.Message, "kube-apiserver 1.31's own server") || !strings.Contains(n.Message, "kubernetes#130450") {
+				t.Errorf("%s: %+v: want a note of no check naming the minor and the fix", tc.minor, n)
+			}
 		}
 	}
 }

@@ -223,22 +223,43 @@ func Each(ms []Minor, f func(Minor) error) (err error) {
 // testdata/versions/disagreements.txt), where the old server's code is not
 // the linked one's and cannot be called. None for the linked minor.
 func (a Answer) Differences() []string {
+	return a.differences(func(string) bool { return true })
+}
+
+// DifferencesFor are the Differences that concern a CRD whose CEL
+// expressions (rules and message expressions) are exprs: those of a
+// function the expressions call.
+func (a Answer) DifferencesFor(exprs []string) []string {
+	return a.differences(func(call string) bool {
+		for _, e := range exprs {
+			if strings.Contains(e, call) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func (a Answer) differences(concerns func(call string) bool) []string {
 	if !a.Emulated() {
 		return nil
 	}
 	var out []string
 	for _, d := range differences {
-		if a.Minor >= d.from && a.Minor <= d.to {
+		if a.Minor >= d.from && a.Minor <= d.to && concerns(d.call) {
 			out = append(out, d.what)
 		}
 	}
 	return out
 }
 
+// differences: the minors, the CEL call whose answer differs (as written
+// in an expression), and the difference in words.
 var differences = []struct {
 	from, to Minor
+	call     string
 	what     string
 }{
-	{31, 31, "cidr(...).containsCIDR(...) answers true for a network holding another of a different address " +
+	{31, 31, ".containsCIDR(", "cidr(...).containsCIDR(...) answers true for a network holding another of a different address " +
 		"(10.0.0.0/16, 10.0.1.0/24), where kube-apiserver 1.31.14 answers false (fixed in 1.32 by kubernetes#130450)"},
 }
