@@ -88,7 +88,7 @@ func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomReso
 		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}, nil
 	}
 	crdStrategy().PrepareForCreate(ctx, obj)
-	if errs := rest.ValidateCreate(ctx, obj, crdStrategy()); len(errs) > 0 {
+	if errs := withoutRangeErrors(rest.ValidateCreate(ctx, obj, crdStrategy())); len(errs) > 0 {
 		return handwrittenMetadata(ctx, operation.Create, errs, &obj.ObjectMeta, nil, false), nil
 	}
 	// As rest.BeforeCreate: the warnings once the create is valid.
@@ -127,7 +127,7 @@ func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinitio
 	crdStrategy().PrepareForCreate(ctx, stored)
 	obj := stored.DeepCopy()
 	crdStrategy().PrepareForUpdate(ctx, obj, stored)
-	if errs := rest.ValidateUpdate(ctx, obj, stored, crdStrategy()); len(errs) > 0 {
+	if errs := withoutRangeErrors(rest.ValidateUpdate(ctx, obj, stored, crdStrategy())); len(errs) > 0 {
 		return handwrittenMetadata(ctx, operation.Update, errs, &obj.ObjectMeta, &stored.ObjectMeta, false), nil
 	}
 	// As rest.BeforeUpdate: the warnings once the update is valid.
@@ -185,6 +185,6 @@ func (Validators) ValidateCRDUpdate(old, new *apiextensionsv1.CustomResourceDefi
 	obj.CreationTimestamp = stored.CreationTimestamp
 	obj.Generation = stored.Generation
 	crdStrategy().PrepareForUpdate(ctx, obj, stored)
-	errs := rest.ValidateUpdate(ctx, obj, stored, crdStrategy())
+	errs := withoutRangeErrors(rest.ValidateUpdate(ctx, obj, stored, crdStrategy()))
 	return handwrittenMetadata(ctx, operation.Update, errs, &obj.ObjectMeta, &stored.ObjectMeta, false)
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 )
 
 // TestCRDCreateByMinor: a new CEL expression compiles in the environment
@@ -135,4 +136,54 @@ func countField(errs field.ErrorList, path string) (n int) {
 		}
 	}
 	return n
+}
+
+// TestNumericRangeByMinor: from 1.36 on, the schema validation checks that
+// a number fits its schema's type and format (kube-openapi's
+// IsValueValidAgainstRange with them); before, it did not: 0.1 in an
+// int-or-string is refused by all, with one error more from 1.36, as the
+// real servers refuse the corpus's KServe samples.
+func TestNumericRangeByMinor(t *testing.T) {
+	t.Cleanup(func() { kubeversion.Use(kubeversion.Embedded) })
+	obj := mustYAML(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: counters.example.com}
+spec:
+  group: example.com
+  names: {kind: Counter, plural: counters}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              q: {x-kubernetes-int-or-string: true, anyOf: [{type: integer}, {type: string}]}
+`)
+	for _, tc := range []struct {
+		minor kubeversion.Minor
+		want  int // errors
+	}{{31, 3}, {35, 3}, {36, 4}, {37, 4}} {
+		if _, err := kubeversion.Use(tc.minor); err != nil {
+			t.Fatal(err)
+		}
+		crd, ok, err := schema.FromObject(obj, Validators{})
+		if err != nil || !ok {
+			t.Fatal(err)
+		}
+		o := map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Counter",
+			"metadata": map[string]interface{}{"name": "c"}, "spec": map[string]interface{}{"q": 0.1}}
+		errs, err := Validators{}.ValidateCreate(crd, "v1", o, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(errs) != tc.want {
+			t.Errorf("%s: %d errors, want %d: %v", tc.minor, len(errs), tc.want, errs)
+		}
+	}
 }

@@ -165,7 +165,7 @@ func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorL
 	if t := uOld.GetCreationTimestamp(); !t.IsZero() {
 		uNew.SetCreationTimestamp(t)
 	}
-	errs := rest.ValidateUpdate(ctx, uNew, uOld, v.strategy)
+	errs := withoutRangeErrors(rest.ValidateUpdate(ctx, uNew, uOld, v.strategy))
 	if len(errs) > 0 {
 		newMeta, okNew := objectMeta(uNew.Object)
 		oldMeta, okOld := objectMeta(uOld.Object)
@@ -209,7 +209,7 @@ func (v *Validator) ValidateCreate(obj map[string]interface{}, namespace string)
 		u.SetName(v.strategy.GenerateName(u.GetGenerateName()))
 	}
 	v.strategy.PrepareForCreate(ctx, u)
-	errs := rest.ValidateCreate(ctx, u, v.strategy)
+	errs := withoutRangeErrors(rest.ValidateCreate(ctx, u, v.strategy))
 	if len(errs) > 0 {
 		if meta, ok := objectMeta(u.Object); ok {
 			errs = handwrittenMetadata(ctx, operation.Create, errs, meta, nil, v.strategy.NamespaceScoped())
