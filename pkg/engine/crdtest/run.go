@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -59,6 +61,14 @@ type Error struct {
 	Field   string `json:"field"`
 	Type    string `json:"type,omitempty"`
 	Message string `json:"message"`
+	// Text is the error as the server returns it, and kubectl apply
+	// prints it (field.Error's Error): field, type, value, message. A
+	// marker's refusal is the text of the rule lower-mutability writes
+	// for it; an upgrade's, the message, with the server's text in it.
+	Text string `json:"text"`
+
+	// value is a marker's refusal's new value, for its text (markerText).
+	value interface{}
 	// Rule is the x-kubernetes-validations rule or the marker that refuses,
 	// when one does.
 	Rule string `json:"rule,omitempty"`
@@ -303,7 +313,7 @@ func changes(obs *Observed, chs []prune.Change) {
 func createErrors(errs []prune.FieldError) []Error {
 	var out []Error
 	for _, e := range errs {
-		out = append(out, Error{Field: e.Field, Type: e.Type, Message: e.Detail})
+		out = append(out, Error{Field: e.Field, Type: e.Type, Message: e.Detail, Text: e.Message})
 	}
 	return out
 }
@@ -322,9 +332,10 @@ func updateErrors(out *catalog.UpdateResult) []Error {
 	}
 	var errs []Error
 	for _, f := range out.Refused {
-		e := Error{Field: f.Path, Type: f.Type, Message: f.Message}
+		e := Error{Field: f.Path, Type: f.Type, Message: f.Message, Text: f.Text}
 		if strings.HasPrefix(f.Rule, "x-kubernetes-mutability:") || strings.HasPrefix(f.Rule, "x-kubernetes-key-mutability:") {
-			e.Rule, e.Type = f.Rule, markerErrorType
+			e.Rule, e.Type, e.value = f.Rule, markerErrorType, f.New
+			e.Text = (&field.Error{Type: field.ErrorTypeInvalid, Field: f.Path, BadValue: f.New, Detail: f.Message}).Error() // unless placed (placeErrors)
 		}
 		errs = append(errs, e)
 	}
@@ -337,7 +348,7 @@ func upgradeErrors(findings []finding.Judged) []Error {
 	var out []Error
 	for _, f := range findings {
 		if f.Severity == finding.Error {
-			out = append(out, Error{Field: f.Path, Type: f.Reason, Message: f.Message})
+			out = append(out, Error{Field: f.Path, Type: f.Reason, Message: f.Message, Text: f.Message})
 		}
 	}
 	return out
