@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -36,6 +37,9 @@ type Options struct {
 	// asked for; the minor answering now chooses the expectations, and
 	// the report names none.
 	Minor kubeversion.Minor
+	// Run selects the cases run by name, as go test -run does: a case runs
+	// when its name matches (unanchored). Nil: every case.
+	Run *regexp.Regexp
 }
 
 // Costs is the server's estimate of the cost of a CRD's rules.
@@ -79,7 +83,7 @@ type CaseResult struct {
 	Case *Case `json:"-"`
 	// Expect is what the case expects of the minor that answered
 	// (Case.ExpectFor), nil when nothing.
-	Expect   *Expect   `json:"-"`
+	Expect   *Expect   `json:"expect,omitempty"`
 	Observed *Observed `json:"observed"`
 	// Pass: the case expects what was observed (a case without an
 	// expectation passes: it is to be recorded).
@@ -109,6 +113,9 @@ type SuiteResult struct {
 	// Minor is Options.Minor: the minor asked for, zero when none was.
 	Minor kubeversion.Minor
 	Cases []CaseResult
+	// NotSelected counts the cases Options.Run did not select: not run,
+	// and not in Cases.
+	NotSelected int
 	// Rules are the rules and markers of the suite's CRDs, and Refused
 	// which of them some case's object was refused by (its index in Rules).
 	Rules   []Rule
@@ -129,6 +136,10 @@ func (r *Runner) Run(ctx context.Context, s *Suite) (*SuiteResult, error) {
 		minor = kubeversion.Current().Minor
 	}
 	for _, c := range s.Cases {
+		if r.opts.Run != nil && !r.opts.Run.MatchString(c.Name) {
+			out.NotSelected++
+			continue
+		}
 		obs, refusedBy, err := r.observe(ctx, p, c)
 		if err != nil {
 			return nil, err
