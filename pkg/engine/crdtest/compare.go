@@ -13,7 +13,7 @@ import (
 // what e expects. Each expected error matches an observed one of its own,
 // in any order: each field of it that is set must be the observed one's
 // (message a part of its detail, messageContains a part of its full
-// text); with ExactErrors every observed error must be expected too.
+// text); unless ErrorsSubset, every observed error must be expected too.
 // Pruned and defaulted fields are the whole set, when given.
 func Compare(e *Expect, obs *Observed) []string {
 	var out []string
@@ -21,7 +21,7 @@ func Compare(e *Expect, obs *Observed) []string {
 		out = append(out, fmt.Sprintf("expected %s, observed %s", e.Result, obs.Result))
 	}
 	if e.Errors != nil {
-		out = append(out, compareErrors(e.Errors, obs.Errors, e.ExactErrors)...)
+		out = append(out, compareErrors(e.Errors, obs.Errors, !e.ErrorsSubset)...)
 	}
 	if e.Pruned != nil {
 		got := append([]string{}, obs.Pruned...)

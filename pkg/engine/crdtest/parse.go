@@ -156,9 +156,11 @@ func parseExpect(n node) (*Expect, error) {
 			return nil, n.key("errors").errorf("an allowed object has no errors: expected result: refused")
 		}
 	}
-	if e.ExactErrors, err = exactErrors(n, e.Errors); err != nil {
+	exact, err := exactErrors(n, e.Errors)
+	if err != nil {
 		return nil, err
 	}
+	e.ErrorsSubset = !exact
 	if _, ok := m["pruned"]; ok {
 		if e.Pruned, err = parsePaths(n.key("pruned")); err != nil {
 			return nil, err

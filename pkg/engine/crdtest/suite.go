@@ -74,13 +74,14 @@ const (
 type Expect struct {
 	Result Result
 	// Errors are the server's reasons to refuse (in any order): all of
-	// them when ExactErrors, else some of them.
+	// them, one to one, or with ErrorsSubset some of them.
 	Errors []ErrorExpect
-	// ExactErrors: Errors are every error the server gives, one to one;
-	// otherwise each is one of them (a subset). Written exactErrors; by
-	// default true, unless an expected error says messageContains, as the
-	// suites of envtest and Gomega expect a part of the server's text.
-	ExactErrors bool
+	// ErrorsSubset: each of Errors is one of the server's errors, which
+	// may give others. Written exactErrors: false; the default when an
+	// expected error says messageContains, as the suites of envtest and
+	// Gomega expect a part of the server's text (exactErrors: true then
+	// asks for all).
+	ErrorsSubset bool
 	// Pruned are the paths the server drops (unknown fields, nulls, ...).
 	Pruned []string
 	// Defaulted are the paths the server sets from defaults, with their values.
@@ -98,7 +99,8 @@ func (e *Expect) MarshalJSON() ([]byte, error) {
 		Defaulted   *map[string]interface{} `json:"defaulted,omitempty"`
 	}{Result: e.Result}
 	if e.Errors != nil {
-		out.Errors, out.ExactErrors = &e.Errors, &e.ExactErrors
+		exact := !e.ErrorsSubset
+		out.Errors, out.ExactErrors = &e.Errors, &exact
 	}
 	if e.Pruned != nil {
 		out.Pruned = &e.Pruned
