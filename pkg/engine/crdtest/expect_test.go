@@ -1,12 +1,17 @@
 package crdtest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-crd/kubectl-crd/internal/builtin"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
 
 // routeSuite writes a suite of the Route of examples/expect with the
@@ -126,5 +131,48 @@ func TestBadExpectations(t *testing.T) {
 		if _, err := ReadFile(name); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestRunSelects: Options.Run runs the cases whose name it matches
+// (unanchored), counts the others, and --record writes only what the
+// cases run observed.
+func TestRunSelects(t *testing.T) {
+	crd, _ := filepath.Abs("../../../examples/lower/crd.yaml")
+	name := filepath.Join(t.TempDir(), "r.test.yaml")
+	text := "crds: " + crd + `
+cases:
+- name: first to record
+  object: {apiVersion: storage.example.com/v1, kind: Volume, metadata: {name: a}, spec: {zone: z}}
+- name: second to record
+  object: {apiVersion: storage.example.com/v1, kind: Volume, metadata: {name: a}, spec: {zone: z}}
+- name: a third
+  object: {apiVersion: storage.example.com/v1, kind: Volume, metadata: {name: a}, spec: {zone: z}}
+`
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	suites, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Run: regexp.MustCompile("d t|thi")})
+	res, err := r.Run(context.Background(), suites[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range res.Cases {
+		got = append(got, c.Case.Name)
+	}
+	if diff := cmp.Diff([]string{"second to record", "a third"}, got); diff != "" || res.NotSelected != 1 {
+		t.Errorf("cases run (-want +got):\n%s; %d not selected, want 1", diff, res.NotSelected)
+	}
+	if rep := Summarize([]*SuiteResult{res}); rep.NotSelected != 1 || rep.Unexpected != 2 {
+		t.Errorf("report: %d not selected, %d unexpected", rep.NotSelected, rep.Unexpected)
+	}
+	out, n, err := Record([]byte(text), []*SuiteResult{res})
+	if err != nil || n != 2 || strings.Count(string(out), "expect: allowed") != 2 || strings.Contains(string(out), "first to record\n  object: {apiVersion: storage.example.com/v1, kind: Volume, metadata: {name: a}, spec: {zone: z}}\n  expect") {
+		t.Errorf("Record: %d, %v:\n%s", n, err, out)
 	}
 }
