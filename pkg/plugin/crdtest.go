@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -31,6 +32,10 @@ type TestOptions struct {
 	Record   bool
 	Coverage string
 	Output   string
+	// RunCases selects the cases by name (--run, as go test -run); run is
+	// it compiled by Validate.
+	RunCases string
+	run      *regexp.Regexp
 	// kubeVersions are the minors that each run the suites (--kube-version).
 	kubeVersions kubeVersionsFlag
 
@@ -51,6 +56,9 @@ Test files: docs/test.md.
 after the other (1.31,1.37, 1.31-1.37): a case expects of each what its expectByVersion says of
 it, else its expect; the run fails if a case fails on any of them. The default is the minor of
 the server code linked.
+
+--run REGEX runs only the cases whose name the regular expression matches (Go's syntax,
+unanchored, as go test -run); the others are not run, and counted as not selected.
 
 --record writes what each case without an expectation observed into its file (comments kept);
 an expectation already written is never changed. --coverage lists the CEL rules and mutability
@@ -83,6 +91,9 @@ func NewCmdTest(streams genericiooptions.IOStreams) *cobra.Command {
   # Fail on the rules no case exercises
   kubectl crd test --coverage=error examples/test/volume.test.yaml
 
+  # Only the cases whose name says "immutable"
+  kubectl crd test --run immutable examples/test
+
   # The suites as the API servers of Kubernetes 1.34 and 1.37 answer them (a range: 1.34-1.37)
   kubectl crd test --kube-version 1.34,1.37 examples/min-kube-version`,
 		Args: cobra.MinimumNArgs(1),
@@ -99,6 +110,7 @@ func NewCmdTest(streams genericiooptions.IOStreams) *cobra.Command {
 	f.BoolVar(&o.Record, "record", false, "write the observed outcome into the cases without an expectation")
 	f.StringVar(&o.Coverage, "coverage", "", "list the rules no case was refused by: list, or error to fail on them")
 	f.Lookup("coverage").NoOptDefVal = "list"
+	f.StringVar(&o.RunCases, "run", "", "run only the cases whose name this regular expression matches (as go test -run)")
 	f.StringVarP(&o.Output, "output", "o", "", "output format: json, or a report for CI: "+strings.Join(report.Formats, ", "))
 	completeOutput(cmd, append([]string{"json"}, report.Formats...)...)
 	o.kubeVersions.AddFlags(cmd)
@@ -117,6 +129,13 @@ func (o *TestOptions) Validate() error {
 	}
 	if err := o.kubeVersions.Validate(); err != nil {
 		return err
+	}
+	if o.RunCases != "" {
+		re, err := regexp.Compile(o.RunCases)
+		if err != nil {
+			return usageErrorf("--run: %v", err)
+		}
+		o.run = re
 	}
 	if o.Record && o.several() {
 		return usageErrorf("--record writes what one Kubernetes minor observed: give --kube-version one minor")
@@ -175,6 +194,11 @@ func (o *TestOptions) Run(ctx context.Context) error {
 		}
 	}
 	summary := crdtest.Summarize(results)
+	if o.run != nil && len(summary.Cases) == 0 {
+		// As go test -run, no case is no failure; but a CI gate must not
+		// pass silently on a pattern that names nothing.
+		printable.Fprintf(o.ErrOut, "warning: --run %q selects none of the %d cases: no tests to run\n", o.RunCases, summary.NotSelected)
+	}
 	switch {
 	case o.Output == "json":
 		err = writeTestJSON(o.Out, summary)
@@ -218,7 +242,7 @@ func (o *TestOptions) runMinors(ctx context.Context, files []string) ([]*crdtest
 // runSuites runs the suites of the files as the minor m answers (zero:
 // none was asked for).
 func (o *TestOptions) runSuites(ctx context.Context, files []string, m kubeversion.Minor) ([]*crdtest.SuiteResult, []fileResults, error) {
-	runner := crdtest.NewRunner(crdtest.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Costs: strategy.Validators{}, Lower: o.Lower, Minor: m})
+	runner := crdtest.NewRunner(crdtest.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Costs: strategy.Validators{}, Lower: o.Lower, Minor: m, Run: o.run})
 	var results []*crdtest.SuiteResult
 	var observed []fileResults
 	for _, f := range files {
@@ -308,31 +332,21 @@ func uncoveredObject(r crdtest.CoveredRule, failUncovered bool) report.Object {
 	}
 }
 
-// printTests prints a line per case, what differs under a failing one,
-// the counts, and with --coverage the rules no case exercised.
+// printTests prints a line per case, what differs under a failing one
+// and the server's text of each error it observed, the counts, and with
+// --coverage the rules no case exercised.
 func (o *TestOptions) printTests(r *crdtest.Report) error {
 	var b strings.Builder
 	for _, c := range r.Cases {
-		status := "PASS"
-		switch {
-		case !c.Pass:
-			status = "FAIL"
-		case c.Unexpected:
-			status = "NONE"
-		}
-		on := ""
-		if o.several() {
-			on = " on " + c.KubeVersion
-		}
-		printable.Fprintf(&b, "%s %s %s%s (%s)\n", status, c.Source, c.Name, on, c.Observed.Result)
-		for _, m := range c.Mismatches {
-			printable.Fprintf(&b, "    %s\n", m)
-		}
+		o.printCase(&b, c)
 	}
 	if o.several() {
 		printable.Fprintf(&b, "on Kubernetes %s: ", o.kubeVersions.words())
 	}
 	printable.Fprintf(&b, "%d passed, %d failed, %d without expectation", r.Passed, r.Failed, r.Unexpected)
+	if o.run != nil {
+		printable.Fprintf(&b, ", %d not selected by --run", r.NotSelected)
+	}
 	if o.Coverage != "" || len(r.Uncovered) > 0 && o.Coverage != "" {
 		printable.Fprintf(&b, "; %d of %d rules exercised\n", len(r.Rules)-len(r.Uncovered), len(r.Rules))
 		for _, rule := range r.Rules {
@@ -348,6 +362,32 @@ func (o *TestOptions) printTests(r *crdtest.Report) error {
 	}
 	_, err := io.WriteString(o.Out, b.String())
 	return err
+}
+
+// printCase prints a case's line; under a failing one, what differs and
+// the server's text of each error observed (as kubectl apply prints it).
+func (o *TestOptions) printCase(b *strings.Builder, c crdtest.CaseReport) {
+	status := "PASS"
+	switch {
+	case !c.Pass:
+		status = "FAIL"
+	case c.Unexpected:
+		status = "NONE"
+	}
+	on := ""
+	if o.several() {
+		on = " on " + c.KubeVersion
+	}
+	printable.Fprintf(b, "%s %s %s%s (%s)\n", status, c.Source, c.Name, on, c.Observed.Result)
+	for _, m := range c.Mismatches {
+		printable.Fprintf(b, "    %s\n", m)
+	}
+	if c.Pass {
+		return
+	}
+	for _, e := range c.Observed.Errors {
+		printable.Fprintf(b, "    the server: %s\n", e.Text)
+	}
 }
 
 func describeRule(r crdtest.CoveredRule) string {

@@ -66,13 +66,16 @@ func TestTestSuitesAgainstServer(t *testing.T) {
 		i := 0
 		for _, s := range suites {
 			for _, c := range s.Cases {
-				got := serverVerdict(t, dyn, installed, s, c)
+				got, texts := serverVerdict(t, dyn, installed, s, c)
 				want := report.Cases[i].Observed
 				if report.Cases[i].Name != c.Name {
 					t.Fatalf("%s: case %d is %q in the report, %q in the file", rel, i, report.Cases[i].Name, c.Name)
 				}
 				if diff := cmp.Diff(verdictOf(want), got); diff != "" {
 					t.Errorf("%s %s: kubectl crd test against the server (-test +server):\n%s", c.Source, c.Name, diff)
+				}
+				if diff := cmp.Diff(textsOf(want), texts); texts != nil && diff != "" {
+					t.Errorf("%s %s: the errors' text of kubectl crd test against the server's (-test +server):\n%s", c.Source, c.Name, diff)
 				}
 				cases++
 				if want.Result == crdtest.Refused {
@@ -97,9 +100,38 @@ func verdictOf(o *crdtest.Observed) []string {
 	return append([]string{string(o.Result)}, out...)
 }
 
+// textsOf are the texts of the errors observed, sorted: what the server
+// returns for each (field.Error's Error), as kubectl apply prints it.
+func textsOf(o *crdtest.Observed) []string {
+	out := []string{}
+	for _, e := range o.Errors {
+		out = append(out, e.Text)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// serverTexts are the texts of the server's refusal err, sorted: each
+// cause's field and message, as field.Error's Error joins them (the
+// cause's message is its ErrorBody).
+func serverTexts(err error) []string {
+	out := []string{}
+	var status apierrors.APIStatus
+	if err == nil || !errors.As(err, &status) || status.Status().Details == nil {
+		return out
+	}
+	for _, cause := range status.Status().Details.Causes {
+		out = append(out, cause.Field+": "+cause.Message)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // serverVerdict sends c's objects to the server, the suite's CRDs (or the
-// case's old CRDs) installed, and deletes the object again.
-func serverVerdict(t *testing.T, dyn dynamic.Interface, installed map[string]string, s *crdtest.Suite, c *crdtest.Case) []string {
+// case's old CRDs) installed, and deletes the object again; with the
+// server's texts of its errors, but for an upgrade (nil: its errors are
+// not one request's).
+func serverVerdict(t *testing.T, dyn dynamic.Interface, installed map[string]string, s *crdtest.Suite, c *crdtest.Case) ([]string, []string) {
 	t.Helper()
 	ctx := context.Background()
 	first := s.CRDs
@@ -120,11 +152,11 @@ func serverVerdict(t *testing.T, dyn dynamic.Interface, installed map[string]str
 		old := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(c.OldObject.Object)}
 		err = createThenUpdate(ctx, ri, old, obj)
 	case len(c.OldCRDs) > 0:
-		return upgradeVerdict(t, dyn, installed, s, c, ri, obj)
+		return upgradeVerdict(t, dyn, installed, s, c, ri, obj), nil
 	default:
 		_, err = createRetrying(ctx, ri, obj)
 	}
-	return refusalOf(t, c, err)
+	return refusalOf(t, c, err), serverTexts(err)
 }
 
 // upgradeVerdict is the server's verdict on an object of the old CRDs once

@@ -76,6 +76,8 @@ func TestReportsAgreeWithExit(t *testing.T) {
 	cases = append(cases,
 		testCI("examples test", root, "examples/test"),
 		testCI("examples kep-immutable", root, "examples/kep-immutable"),
+		testCI("examples expect", root, "examples/expect"),
+		testCI("examples test and expect, some cases", root, "--run", "immutable|protocol", "examples/test", "examples/expect"),
 		testCI("a suite of coverage", root, "pkg/engine/crdtest/testdata/coverage"),
 	)
 	// The function's results, over the examples of its docs and the upgrades.

@@ -35,11 +35,13 @@ func runFile(t *testing.T, name string, lower bool) []*SuiteResult {
 }
 
 // verdict is what both modes must agree on: the result and each error's
-// field, type and rule (the words of a lowered rule are its own).
+// field, type, rule and the server's text (the message of a lowered rule
+// is its own, but the text is the server's: with the markers emulated,
+// the text of the rule lowered from the marker).
 func verdict(o *Observed) []string {
 	out := []string{string(o.Result)}
 	for _, e := range o.Errors {
-		out = append(out, e.Field+"|"+e.Type+"|"+e.Rule)
+		out = append(out, e.Field+"|"+e.Type+"|"+e.Rule+"|"+e.Text)
 	}
 	return out
 }

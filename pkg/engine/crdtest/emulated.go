@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/lower"
@@ -46,6 +47,7 @@ func (x *ruleIndex) placeErrors(ref document.ObjectRef, errs []Error) []Error {
 	for _, e := range errs {
 		if e.Rule != "" {
 			if r, ok := x.placement(crd, version, e.Rule, generic(cr.schemas[version], e.Field)); ok {
+				e.Text = markerText(e.Field, r, e.value)
 				e.Field = placedField(e.Field, r)
 			}
 		}
@@ -77,6 +79,38 @@ func (x *ruleIndex) placement(crd, version, marker, field string) (lower.Rule, b
 // field: field cut to the depth of r's node, and r's fieldPath below it;
 // "<nil>" for the root, as the server names it.
 func placedField(field string, r lower.Rule) string {
+	tokens := fieldTokens(field)
+	depth := nodeDepth(r)
+	if depth > len(tokens) {
+		return field
+	}
+	placed := strings.Join(tokens[:depth], "")
+	placed = strings.TrimPrefix(withFieldPath(placed, r.FieldPath), ".")
+	if placed == "" {
+		return "<nil>"
+	}
+	return placed
+}
+
+// markerText is the server's text of its refusal by r, the rule lowered
+// from a marker that refuses at field, value there: as the server's CEL
+// validation words it, the value of r's node, or nothing of an object's
+// or a list's (field.OmitValueType).
+func markerText(at string, r lower.Rule, value interface{}) string {
+	switch value.(type) {
+	case map[string]interface{}, []interface{}:
+		value = field.OmitValueType{}
+	}
+	if nodeDepth(r) != len(fieldTokens(at)) {
+		value = field.OmitValueType{} // an object above the field
+	}
+	e := &field.Error{Type: field.ErrorTypeInvalid, Field: placedField(at, r), BadValue: value, Detail: r.Message}
+	return e.Error()
+}
+
+// nodeDepth is how deep in the custom resources r's node is: the
+// properties, items and additionalProperties above it in the schema.
+func nodeDepth(r lower.Rule) int {
 	depth := 0
 	inSchema := false
 	for i := 0; i < len(r.Schema); i++ {
@@ -91,16 +125,7 @@ func placedField(field string, r lower.Rule) string {
 			depth++
 		}
 	}
-	tokens := fieldTokens(field)
-	if depth > len(tokens) {
-		return field
-	}
-	placed := strings.Join(tokens[:depth], "")
-	placed = strings.TrimPrefix(withFieldPath(placed, r.FieldPath), ".")
-	if placed == "" {
-		return "<nil>"
-	}
-	return placed
+	return depth
 }
 
 // fieldTokens splits a field in the server's format into its steps, each

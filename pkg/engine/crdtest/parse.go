@@ -136,7 +136,7 @@ func parseExpect(n node) (*Expect, error) {
 	if _, ok := n.v.(map[string]interface{}); !ok {
 		return nil, n.errorf("expected allowed, refused, or a mapping with result, errors, pruned, defaulted")
 	}
-	m, err := n.fields([]string{"result"}, "errors", "pruned", "defaulted")
+	m, err := n.fields([]string{"result"}, "errors", "exactErrors", "pruned", "defaulted")
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +156,11 @@ func parseExpect(n node) (*Expect, error) {
 			return nil, n.key("errors").errorf("an allowed object has no errors: expected result: refused")
 		}
 	}
+	exact, err := exactErrors(n, e.Errors)
+	if err != nil {
+		return nil, err
+	}
+	e.ErrorsSubset = !exact
 	if _, ok := m["pruned"]; ok {
 		if e.Pruned, err = parsePaths(n.key("pruned")); err != nil {
 			return nil, err
@@ -182,6 +187,29 @@ func (n node) result(s string) (Result, error) {
 	return "", n.errorf("expected allowed or refused, not %q", s)
 }
 
+// exactErrors is the expectation's exactErrors: as written, else true
+// unless an expected error says messageContains. It says how errors
+// match, so it is written with them.
+func exactErrors(n node, errs []ErrorExpect) (bool, error) {
+	v, ok := n.v.(map[string]interface{})["exactErrors"]
+	if !ok {
+		for _, e := range errs {
+			if e.MessageContains != "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, n.key("exactErrors").errorf("expected true (the errors are all the server gives) or false (some of them)")
+	}
+	if errs == nil {
+		return false, n.key("exactErrors").errorf("says how errors match: expected errors beside it")
+	}
+	return b, nil
+}
+
 func parseErrors(n node) ([]ErrorExpect, error) {
 	l, err := n.list()
 	if err != nil {
@@ -190,11 +218,11 @@ func parseErrors(n node) ([]ErrorExpect, error) {
 	out := []ErrorExpect{}
 	for i := range l {
 		en := n.index(i)
-		if _, err := en.fields(nil, "field", "type", "message", "rule"); err != nil {
+		if _, err := en.fields(nil, "field", "type", "message", "messageContains", "rule"); err != nil {
 			return nil, err
 		}
 		e := ErrorExpect{Line: en.line()}
-		for k, dst := range map[string]*string{"field": &e.Field, "type": &e.Type, "message": &e.Message, "rule": &e.Rule} {
+		for k, dst := range map[string]*string{"field": &e.Field, "type": &e.Type, "message": &e.Message, "messageContains": &e.MessageContains, "rule": &e.Rule} {
 			if _, ok := en.v.(map[string]interface{})[k]; !ok {
 				continue
 			}

@@ -15,6 +15,8 @@ type Report struct {
 	Passed     int `json:"passed"`
 	Failed     int `json:"failed"`
 	Unexpected int `json:"unexpected"`
+	// NotSelected: the cases --run did not select (not run, not in Cases).
+	NotSelected int `json:"notSelected"`
 	// Rules are every rule and marker of the suites' CRDs; Uncovered
 	// those no case's object was refused by.
 	Rules     []CoveredRule `json:"rules"`
@@ -46,6 +48,7 @@ func Summarize(results []*SuiteResult) *Report {
 	r := &Report{Cases: []CaseReport{}, Rules: []CoveredRule{}, Uncovered: []CoveredRule{}}
 	index := map[string]int{}
 	for _, s := range results {
+		r.NotSelected += s.NotSelected
 		for _, c := range s.Cases {
 			cr := CaseReport{Name: c.Case.Name, Source: c.Case.Source, CaseResult: c, Unexpected: c.Expect == nil}
 			if s.Minor != 0 {

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -34,6 +37,9 @@ type Options struct {
 	// asked for; the minor answering now chooses the expectations, and
 	// the report names none.
 	Minor kubeversion.Minor
+	// Run selects the cases run by name, as go test -run does: a case runs
+	// when its name matches (unanchored). Nil: every case.
+	Run *regexp.Regexp
 }
 
 // Costs is the server's estimate of the cost of a CRD's rules.
@@ -59,6 +65,14 @@ type Error struct {
 	Field   string `json:"field"`
 	Type    string `json:"type,omitempty"`
 	Message string `json:"message"`
+	// Text is the error as the server returns it, and kubectl apply
+	// prints it (field.Error's Error): field, type, value, message. A
+	// marker's refusal is the text of the rule lower-mutability writes
+	// for it; an upgrade's, the message, with the server's text in it.
+	Text string `json:"text"`
+
+	// value is a marker's refusal's new value, for its text (markerText).
+	value interface{}
 	// Rule is the x-kubernetes-validations rule or the marker that refuses,
 	// when one does.
 	Rule string `json:"rule,omitempty"`
@@ -69,7 +83,7 @@ type CaseResult struct {
 	Case *Case `json:"-"`
 	// Expect is what the case expects of the minor that answered
 	// (Case.ExpectFor), nil when nothing.
-	Expect   *Expect   `json:"-"`
+	Expect   *Expect   `json:"expect,omitempty"`
 	Observed *Observed `json:"observed"`
 	// Pass: the case expects what was observed (a case without an
 	// expectation passes: it is to be recorded).
@@ -99,6 +113,9 @@ type SuiteResult struct {
 	// Minor is Options.Minor: the minor asked for, zero when none was.
 	Minor kubeversion.Minor
 	Cases []CaseResult
+	// NotSelected counts the cases Options.Run did not select: not run,
+	// and not in Cases.
+	NotSelected int
 	// Rules are the rules and markers of the suite's CRDs, and Refused
 	// which of them some case's object was refused by (its index in Rules).
 	Rules   []Rule
@@ -119,6 +136,10 @@ func (r *Runner) Run(ctx context.Context, s *Suite) (*SuiteResult, error) {
 		minor = kubeversion.Current().Minor
 	}
 	for _, c := range s.Cases {
+		if r.opts.Run != nil && !r.opts.Run.MatchString(c.Name) {
+			out.NotSelected++
+			continue
+		}
 		obs, refusedBy, err := r.observe(ctx, p, c)
 		if err != nil {
 			return nil, err
@@ -303,7 +324,7 @@ func changes(obs *Observed, chs []prune.Change) {
 func createErrors(errs []prune.FieldError) []Error {
 	var out []Error
 	for _, e := range errs {
-		out = append(out, Error{Field: e.Field, Type: e.Type, Message: e.Detail})
+		out = append(out, Error{Field: e.Field, Type: e.Type, Message: e.Detail, Text: e.Message})
 	}
 	return out
 }
@@ -322,9 +343,10 @@ func updateErrors(out *catalog.UpdateResult) []Error {
 	}
 	var errs []Error
 	for _, f := range out.Refused {
-		e := Error{Field: f.Path, Type: f.Type, Message: f.Message}
+		e := Error{Field: f.Path, Type: f.Type, Message: f.Message, Text: f.Text}
 		if strings.HasPrefix(f.Rule, "x-kubernetes-mutability:") || strings.HasPrefix(f.Rule, "x-kubernetes-key-mutability:") {
-			e.Rule, e.Type = f.Rule, markerErrorType
+			e.Rule, e.Type, e.value = f.Rule, markerErrorType, f.New
+			e.Text = (&field.Error{Type: field.ErrorTypeInvalid, Field: f.Path, BadValue: f.New, Detail: f.Message}).Error() // unless placed (placeErrors)
 		}
 		errs = append(errs, e)
 	}
@@ -337,7 +359,7 @@ func upgradeErrors(findings []finding.Judged) []Error {
 	var out []Error
 	for _, f := range findings {
 		if f.Severity == finding.Error {
-			out = append(out, Error{Field: f.Path, Type: f.Reason, Message: f.Message})
+			out = append(out, Error{Field: f.Path, Type: f.Reason, Message: f.Message, Text: f.Message})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@
 package crdtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,27 +73,60 @@ const (
 // Expect is what a case expects; a nil list or map is not checked.
 type Expect struct {
 	Result Result
-	// Errors are the server's reasons to refuse, all of them (in any order).
+	// Errors are the server's reasons to refuse (in any order): all of
+	// them, one to one, or with ErrorsSubset some of them.
 	Errors []ErrorExpect
+	// ErrorsSubset: each of Errors is one of the server's errors, which
+	// may give others. Written exactErrors: false; the default when an
+	// expected error says messageContains, as the suites of envtest and
+	// Gomega expect a part of the server's text (exactErrors: true then
+	// asks for all).
+	ErrorsSubset bool
 	// Pruned are the paths the server drops (unknown fields, nulls, ...).
 	Pruned []string
 	// Defaulted are the paths the server sets from defaults, with their values.
 	Defaulted map[string]interface{}
 }
 
+// MarshalJSON is the expectation as -o json echoes it: what is not
+// checked is left out; an empty list (none is expected) is kept.
+func (e *Expect) MarshalJSON() ([]byte, error) {
+	out := struct {
+		Result      Result                  `json:"result"`
+		Errors      *[]ErrorExpect          `json:"errors,omitempty"`
+		ExactErrors *bool                   `json:"exactErrors,omitempty"`
+		Pruned      *[]string               `json:"pruned,omitempty"`
+		Defaulted   *map[string]interface{} `json:"defaulted,omitempty"`
+	}{Result: e.Result}
+	if e.Errors != nil {
+		exact := !e.ErrorsSubset
+		out.Errors, out.ExactErrors = &e.Errors, &exact
+	}
+	if e.Pruned != nil {
+		out.Pruned = &e.Pruned
+	}
+	if e.Defaulted != nil {
+		out.Defaulted = &e.Defaulted
+	}
+	return json.Marshal(out)
+}
+
 // ErrorExpect is one reason to refuse: each field set must match.
 type ErrorExpect struct {
 	// Field is the path in the server's format: spec.ports[0].port.
-	Field string
+	Field string `json:"field,omitempty"`
 	// Type is the server's error type: "Invalid value", "Required value", "Forbidden".
-	Type string
-	// Message is a part of the server's message.
-	Message string
+	Type string `json:"type,omitempty"`
+	// Message is a part of the server's message (Error.Message: the detail).
+	Message string `json:"message,omitempty"`
+	// MessageContains is a part of the server's full text of the error
+	// (Error.Text: field, type, value and detail).
+	MessageContains string `json:"messageContains,omitempty"`
 	// Rule is the x-kubernetes-validations rule, or the mutability marker
 	// ("x-kubernetes-mutability: Immutable"), that refuses.
-	Rule string
+	Rule string `json:"rule,omitempty"`
 	// Line is where the expectation is written.
-	Line int
+	Line int `json:"line"`
 }
 
 // ReadFile reads the suites of a test file: every document is one. A

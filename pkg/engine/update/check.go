@@ -27,10 +27,15 @@ type Finding struct {
 	// refusal of its validation: for a CEL rule, its reason's (Invalid
 	// value without one); "" for a mutability marker's, which the server
 	// does not enforce.
-	Type    string      `json:"type,omitempty"`
-	Message string      `json:"message"`
-	Old     interface{} `json:"old,omitempty"`
-	New     interface{} `json:"new,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Message string `json:"message"`
+	// Text is a refusal of the server's validation as the server returns
+	// it (field.Error's Error: field, type, value, message); "" for a
+	// marker's. Not in check-update's JSON contract: kubectl crd test
+	// shows it.
+	Text string      `json:"-"`
+	Old  interface{} `json:"old,omitempty"`
+	New  interface{} `json:"new,omitempty"`
 	// Line is the source line of the new value (0 when unknown).
 	Line int `json:"line,omitempty"`
 }
@@ -123,7 +128,7 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 	}
 	if validator != nil {
 		for _, e := range validator.ValidateUpdate(oldObj, newStored.Object) {
-			f := Finding{Path: e.Field, Rule: describeServerError(s, e), Type: e.Type.String(), Message: e.Detail}
+			f := Finding{Path: e.Field, Rule: describeServerError(s, e), Type: e.Type.String(), Message: e.Detail, Text: e.Error()}
 			f.Old, _ = valueAt(oldObj, e.Field)
 			f.New, _ = valueAt(newStored.Object, e.Field)
 			out.Refused = append(out.Refused, f)
