@@ -92,6 +92,8 @@ type minorTally struct {
 	cases, casesSame         int    // their objects: creates and updates
 	corpus, corpusSame       int    // the corpus's apiextensions.k8s.io/v1 CRDs
 	serverRefusedCorpus      int
+	samples, samplesSame     int // the corpus's samples of the CRDs the minor accepts
+	serverRefusedSamples     int
 	serverRefusedOwn, ownCRD int
 	took                     time.Duration
 }
@@ -123,11 +125,13 @@ func versionParity(t *testing.T, ofCorpus bool) {
 	minors := versionsToRun(t)
 	root := repoRoot()
 	var (
-		suites []*crdtest.Suite
-		crds   []*document.Document
+		suites  []*crdtest.Suite
+		crds    []*document.Document
+		samples corpusSamples
 	)
 	if ofCorpus {
 		crds = readCorpusV1CRDs(t)
+		samples.sets, samples.names = loadParitySets(t, corpus.Dir(t))
 	} else {
 		suites = readVersionSuites(t, root)
 	}
@@ -142,7 +146,7 @@ func versionParity(t *testing.T, ofCorpus bool) {
 	)
 	for _, m := range minors {
 		t.Run(m.String(), func(t *testing.T) {
-			tally, diffs := versionParityOf(t, root, m, suites, crds)
+			tally, diffs := versionParityOf(t, root, m, suites, crds, samples)
 			tallies = append(tallies, tally)
 			found = append(found, diffs...)
 		})
@@ -263,7 +267,7 @@ type versionClients struct {
 
 // versionParityOf runs the cases and the corpus on minor m: its server
 // started, the engine emulating it.
-func versionParityOf(t *testing.T, root string, m kubeversion.Minor, suites []*crdtest.Suite, crds []*document.Document) (minorTally, []versionDiff) {
+func versionParityOf(t *testing.T, root string, m kubeversion.Minor, suites []*crdtest.Suite, crds []*document.Document, samples corpusSamples) (minorTally, []versionDiff) {
 	start := time.Now()
 	tally := minorTally{minor: m}
 	bin := minorServerBinary(t, root, m)
@@ -299,13 +303,15 @@ func versionParityOf(t *testing.T, root string, m kubeversion.Minor, suites []*c
 	}
 	if len(crds) > 0 {
 		diffs = append(diffs, versionCorpus(t, cl, m, crds, &tally)...)
+		diffs = append(diffs, versionSamples(t, cl, m, samples, &tally)...)
 	}
 	tally.took = time.Since(start).Round(time.Second)
 	for _, d := range diffs {
 		t.Logf("DISAGREE %s", d)
 	}
-	t.Logf("%s (%s): own CRDs %d/%d agree, their objects %d/%d, corpus CRDs %d/%d (the server refuses %d), in %v",
-		m, tally.server, tally.crdsSame, tally.crds, tally.casesSame, tally.cases, tally.corpusSame, tally.corpus, tally.serverRefusedCorpus, tally.took)
+	t.Logf("%s (%s): own CRDs %d/%d agree, their objects %d/%d, corpus CRDs %d/%d (the server refuses %d), corpus samples %d/%d (the server refuses %d), in %v",
+		m, tally.server, tally.crdsSame, tally.crds, tally.casesSame, tally.cases, tally.corpusSame, tally.corpus, tally.serverRefusedCorpus,
+		tally.samplesSame, tally.samples, tally.serverRefusedSamples, tally.took)
 	return tally, diffs
 }
 
@@ -639,7 +645,7 @@ func writeVersionsTable(t *testing.T, root string, ofCorpus bool, tallies []mino
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- Written by %s (test/e2e/versions_test.go): each minor's real API server against the engine emulating it. -->\n", t.Name())
 	if ofCorpus {
-		b.WriteString("| Kubernetes | server | corpus CRDs agree | the server refuses | disagreements |\n|---|---|---|---|---|\n")
+		b.WriteString("| Kubernetes | server | corpus CRDs agree | the server refuses | their samples agree | the server refuses | disagreements |\n|---|---|---|---|---|---|---|\n")
 	} else {
 		b.WriteString("| Kubernetes | server | our CRDs agree | their objects agree | disagreements |\n|---|---|---|---|---|\n")
 	}
@@ -651,7 +657,8 @@ func writeVersionsTable(t *testing.T, root string, ofCorpus bool, tallies []mino
 			}
 		}
 		if ofCorpus {
-			fmt.Fprintf(&b, "| %s | %s | %d / %d | %d | %d |\n", x.minor, x.server, x.corpusSame, x.corpus, x.serverRefusedCorpus, n)
+			fmt.Fprintf(&b, "| %s | %s | %d / %d | %d | %d / %d | %d | %d |\n", x.minor, x.server, x.corpusSame, x.corpus, x.serverRefusedCorpus,
+				x.samplesSame, x.samples, x.serverRefusedSamples, n)
 		} else {
 			fmt.Fprintf(&b, "| %s | %s | %d / %d | %d / %d | %d |\n", x.minor, x.server, x.crdsSame, x.crds, x.casesSame, x.cases, n)
 		}
@@ -735,5 +742,34 @@ func checkVersionDiffs(t *testing.T, root string, ofCorpus bool, minors []kubeve
 		if !found[l] {
 			t.Errorf("listed in %s, no longer a disagreement:\n%s", versionsDisagreements, l)
 		}
+	}
+}
+
+// TestVersionDifferencesSaid: what a run says of the minor that answers
+// (kubeversion.Answer.Differences: on stderr, in every report's stamp)
+// names a known difference from that minor's real server exactly for the
+// minors whose recorded disagreements (testdata/versions/disagreements.txt,
+// written by the version parity tests) are not empty. It needs no server.
+func TestVersionDifferencesSaid(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(), filepath.FromSlash(versionsDisagreements)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	disagree := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			minor, _, _ := strings.Cut(line, "\t")
+			disagree[minor]++
+		}
+	}
+	for _, m := range kubeversion.Supported() {
+		said := kubeversion.Answer{Minor: m, Code: "1.37.2"}.Differences()
+		if (len(said) > 0) != (disagree[m.String()] > 0) {
+			t.Errorf("Kubernetes %s: %d disagreements recorded, differences said: %q", m, disagree[m.String()], said)
+		}
+		delete(disagree, m.String())
+	}
+	if len(disagree) > 0 {
+		t.Errorf("disagreements recorded of minors not answered: %v", disagree)
 	}
 }
