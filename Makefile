@@ -7,7 +7,7 @@
 # checked, the two runs byte-identical, the GitHub Action run against them. CI's release step.
 # make test-versions: the version parity test (test/e2e TestVersionParity): the real test API server
 # of each minor 1.31 to 1.37 (hack/test-apiserver-minor.sh) against the engine emulating that minor,
-# on our cases and the corpus's CRDs, the tables of agreement in _output/versions-parity*.md;
+# on our cases and the corpus's CRDs and samples, the tables of agreement in _output/versions-parity*.md;
 # VERSIONS=1.31,1.37 runs those minors only (CI's version parity step runs 1.31 and 1.37).
 GO ?= go
 VERSION ?=
