@@ -49,6 +49,19 @@ type UpdateValidator interface {
 	ValidateUpdate(old, new map[string]interface{}) field.ErrorList
 }
 
+// StatusValidator is the API server's own validation of an update of the
+// /status subresource of the custom resources of one CRD version (a PUT or
+// PATCH to .../status): its status strategy. strategy.Validator is the one
+// to use.
+type StatusValidator interface {
+	// ValidateStatusUpdate returns what the server stores of an update of
+	// old (as stored) by new (as the request decoding left it): old, but
+	// for new's status (the status strategy's PrepareForUpdate), and what
+	// it refuses of that (its ValidateUpdate: the status schema, the CEL
+	// rules).
+	ValidateStatusUpdate(old, new map[string]interface{}) (map[string]interface{}, field.ErrorList)
+}
+
 // Outcome is the verdict on one update.
 type Outcome struct {
 	// Refused lists what the server (Rule "server: ...") or the KEP's
@@ -72,6 +85,28 @@ func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, valida
 // only when new goes to the server as given: with its namespace, or of a
 // cluster-scoped kind; otherwise it is computed again.
 func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd *schema.CRD, mut *Schema, validator UpdateValidator) (*Outcome, error) {
+	validate := func(old, new map[string]interface{}) (map[string]interface{}, field.ErrorList) {
+		if validator == nil {
+			return new, nil
+		}
+		return new, validator.ValidateUpdate(old, new)
+	}
+	return check(old, new, newStored, crd, mut, validate, false)
+}
+
+// CheckStatus is Check of an update of old's /status subresource by new:
+// new as the request decoding leaves it (status kept), then what the
+// server's status strategy stores of it and refuses (validator): old's
+// spec and metadata with new's status. The markers compare old with that.
+// The caller checks that new's version has the status subresource.
+func CheckStatus(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, validator StatusValidator) (*Outcome, error) {
+	return check(old, new, nil, crd, mut, validator.ValidateStatusUpdate, true)
+}
+
+// check is Check of an update to the object (status false) or its status:
+// validate returns what the server stores of new and refuses.
+func check(old, new map[string]interface{}, newStored *prune.Coerced, crd *schema.CRD, mut *Schema,
+	validate func(old, new map[string]interface{}) (map[string]interface{}, field.ErrorList), status bool) (*Outcome, error) {
 	newVersion, err := versionOf(new)
 	if err != nil {
 		return nil, err
@@ -93,7 +128,13 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 		return nil, err
 	}
 	if newStored == nil {
-		if newStored, err = prune.Store(new, crd, newVersion, true); err != nil {
+		if status {
+			// A write of /status keeps the request's status: only its decoding.
+			newStored, err = prune.Coerce(new, s, crd.GroupKind(), crd.PreserveUnknownFields(), true)
+		} else {
+			newStored, err = prune.Store(new, crd, newVersion, true)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("the server would refuse the new object: %w", err)
 		}
 	}
@@ -116,7 +157,8 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 	}
 
 	out := &Outcome{Pruned: prune.Changes(new, newStored, s)}
-	for _, v := range CheckMutability(mut, oldObj, newStored.Object) {
+	stored, errs := validate(oldObj, newStored.Object)
+	for _, v := range CheckMutability(mut, oldObj, stored) {
 		f := Finding{Path: v.Path, Rule: v.Rule, Message: v.Message}
 		if v.OldPresent {
 			f.Old = v.Old
@@ -126,13 +168,11 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 		}
 		out.Refused = append(out.Refused, f)
 	}
-	if validator != nil {
-		for _, e := range validator.ValidateUpdate(oldObj, newStored.Object) {
-			f := Finding{Path: e.Field, Rule: describeServerError(s, e), Type: e.Type.String(), Message: e.Detail, Text: e.Error()}
-			f.Old, _ = valueAt(oldObj, e.Field)
-			f.New, _ = valueAt(newStored.Object, e.Field)
-			out.Refused = append(out.Refused, f)
-		}
+	for _, e := range errs {
+		f := Finding{Path: e.Field, Rule: describeServerError(s, e), Type: e.Type.String(), Message: e.Detail, Text: e.Error()}
+		f.Old, _ = valueAt(oldObj, e.Field)
+		f.New, _ = valueAt(stored, e.Field)
+		out.Refused = append(out.Refused, f)
 	}
 	// The server's errors come in map order.
 	sort.SliceStable(out.Refused, func(i, j int) bool {
