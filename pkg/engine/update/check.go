@@ -127,18 +127,25 @@ func check(old, new map[string]interface{}, newStored *prune.Coerced, crd *schem
 	if err != nil {
 		return nil, err
 	}
-	if newStored == nil {
-		if status {
-			// A write of /status keeps the request's status: only its decoding.
-			newStored, err = prune.Coerce(new, s, crd.GroupKind(), crd.PreserveUnknownFields(), true)
-		} else {
-			newStored, err = prune.Store(new, crd, newVersion, true)
+	store := prune.Store
+	if status {
+		// A write of /status keeps the request's status (only its decoding),
+		// and replaces the status the old object has (an earlier write of
+		// /status): both are kept.
+		store = func(obj map[string]interface{}, crd *schema.CRD, version string, defaults bool) (*prune.Coerced, error) {
+			vs, err := crd.ServedSchema(version)
+			if err != nil {
+				return nil, err
+			}
+			return prune.Coerce(obj, vs, crd.GroupKind(), crd.PreserveUnknownFields(), defaults)
 		}
-		if err != nil {
+	}
+	if newStored == nil {
+		if newStored, err = store(new, crd, newVersion, true); err != nil {
 			return nil, fmt.Errorf("the server would refuse the new object: %w", err)
 		}
 	}
-	oldStored, err := prune.Store(old, crd, oldVersion, true)
+	oldStored, err := store(old, crd, oldVersion, true)
 	if err != nil {
 		return nil, fmt.Errorf("the old object: %w", err)
 	}
@@ -149,7 +156,7 @@ func check(old, new map[string]interface{}, newStored *prune.Coerced, crd *schem
 			return nil, fmt.Errorf("the old object is %s, the new one %s, and the CRD converts with a webhook: give the old object in version %s", oldVersion, newVersion, newVersion)
 		}
 		oldObj["apiVersion"] = crd.GroupKind().Group + "/" + newVersion
-		conv, err := prune.Store(oldObj, crd, newVersion, true)
+		conv, err := store(oldObj, crd, newVersion, true)
 		if err != nil {
 			return nil, fmt.Errorf("the old object in version %s: %w", newVersion, err)
 		}
