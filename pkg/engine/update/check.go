@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -129,16 +130,7 @@ func check(old, new map[string]interface{}, newStored *prune.Coerced, crd *schem
 	}
 	store := prune.Store
 	if status {
-		// A write of /status keeps the request's status (only its decoding),
-		// and replaces the status the old object has (an earlier write of
-		// /status): both are kept.
-		store = func(obj map[string]interface{}, crd *schema.CRD, version string, defaults bool) (*prune.Coerced, error) {
-			vs, err := crd.ServedSchema(version)
-			if err != nil {
-				return nil, err
-			}
-			return prune.Coerce(obj, vs, crd.GroupKind(), crd.PreserveUnknownFields(), defaults)
-		}
+		store = storeWithStatus
 	}
 	if newStored == nil {
 		if newStored, err = store(new, crd, newVersion, true); err != nil {
@@ -190,6 +182,20 @@ func check(old, new map[string]interface{}, newStored *prune.Coerced, crd *schem
 		return a.Rule+a.Message < b.Rule+b.Message
 	})
 	return out, nil
+}
+
+// storeWithStatus is prune.Store of an object of a write of /status, or
+// of the object it replaces: its status is kept as the request decoding
+// left it (the write of the object drops it, a write of /status takes it,
+// and the old object's is the one an earlier write of /status set).
+func storeWithStatus(obj map[string]interface{}, crd *schema.CRD, version string, defaults bool) (*prune.Coerced, error) {
+	c, err := prune.Store(obj, crd, version, defaults)
+	if err != nil || !c.StatusDropped {
+		return c, err
+	}
+	c.Object["status"] = runtime.DeepCopyJSONValue(c.Request["status"])
+	c.StatusDropped = false
+	return c, nil
 }
 
 func versionOf(obj map[string]interface{}) (string, error) {
