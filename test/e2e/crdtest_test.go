@@ -38,7 +38,9 @@ type testReport struct {
 // For every case of every shipped suite (examples/*/*.test.yaml), the real
 // API server gets the case's objects: the suite's CRDs installed (with the
 // markers lowered: the server drops them), the object created, or the old
-// object created and updated to the new one, or, for an upgrade, created
+// object created and updated to the new one (a case of subresource status:
+// the old object's status written with UpdateStatus, the new one sent to
+// /status with UpdateStatus, dry run), or, for an upgrade, created
 // under the old CRDs, then under the new ones read, created again and
 // written back (upgradeVerdict). The server allows or refuses it as
 // kubectl crd test -o json says, with the same errors, by field and type.
@@ -50,7 +52,7 @@ func TestTestSuitesAgainstServer(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no suites: %v", err)
 	}
-	cases, refused := 0, 0
+	cases, refused, status := 0, 0, 0
 	installed := map[string]string{}
 	for _, file := range files {
 		rel, _ := filepath.Rel(repoRoot(), file)
@@ -78,6 +80,9 @@ func TestTestSuitesAgainstServer(t *testing.T) {
 					t.Errorf("%s %s: the errors' text of kubectl crd test against the server's (-test +server):\n%s", c.Source, c.Name, diff)
 				}
 				cases++
+				if c.Subresource == "status" {
+					status++
+				}
 				if want.Result == crdtest.Refused {
 					refused++
 				}
@@ -86,7 +91,10 @@ func TestTestSuitesAgainstServer(t *testing.T) {
 			deleteSuiteCRDs(t, dyn, installed, s.CRDs)
 		}
 	}
-	t.Logf("%d cases of %d files sent to the server, %d refused", cases, len(files), refused)
+	t.Logf("%d cases of %d files sent to the server, %d refused, %d to /status", cases, len(files), refused, status)
+	if status == 0 {
+		t.Error("no case of the shipped suites writes /status: examples/status has them")
+	}
 }
 
 // verdictOf is a verdict as the comparison reads it: the result, and each
@@ -148,6 +156,9 @@ func serverVerdict(t *testing.T, dyn dynamic.Interface, installed map[string]str
 	}()
 	var err error
 	switch {
+	case c.Subresource == "status":
+		old := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(c.OldObject.Object)}
+		err = createThenUpdateStatus(ctx, ri, old, obj)
 	case c.OldObject != nil:
 		old := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(c.OldObject.Object)}
 		err = createThenUpdate(ctx, ri, old, obj)
@@ -244,6 +255,26 @@ func createThenUpdate(ctx context.Context, ri dynamic.ResourceInterface, old, ob
 	}
 	obj.SetResourceVersion(stored.GetResourceVersion())
 	_, err = ri.Update(ctx, obj, metav1.UpdateOptions{})
+	return err
+}
+
+// createThenUpdateStatus creates old, writes its status with UpdateStatus
+// (a create drops it: the status subresource), and sends obj to /status
+// (UpdateStatus, dry run): the server's answer to that write.
+func createThenUpdateStatus(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstructured.Unstructured) error {
+	status, hasStatus := old.Object["status"]
+	stored, err := createRetrying(ctx, ri, old.DeepCopy())
+	if err != nil {
+		return fmt.Errorf("creating the old object: %w", err)
+	}
+	if hasStatus {
+		stored.Object["status"] = status
+		if stored, err = ri.UpdateStatus(ctx, stored, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("writing the old object's status: %w", err)
+		}
+	}
+	obj.SetResourceVersion(stored.GetResourceVersion())
+	_, err = ri.UpdateStatus(ctx, obj, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 	return err
 }
 

@@ -49,6 +49,9 @@ type Server interface {
 	prune.CreateValidator
 	// UpdateValidator validates updates of objects of crd in version.
 	UpdateValidator(crd *schema.CRD, version string) (update.UpdateValidator, error)
+	// StatusValidator validates updates of the /status subresource of
+	// objects of crd in version (which has it).
+	StatusValidator(crd *schema.CRD, version string) (update.StatusValidator, error)
 }
 
 // Builtins are the kinds of Kubernetes itself (internal/builtin's, from
@@ -477,9 +480,11 @@ func (c *Catalog) oldOf(ctx context.Context, d *document.Document) (*document.Do
 // server's update validation and the CRD's mutability markers refuse, with
 // d's lines, and what the server drops or changes of obj (defaults left
 // out: no news). Both objects get the request's namespace. stored is obj
-// as stored when the caller has it (update.CheckStored), else nil. An
-// error is an *document.InputError naming d.
-func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coerced, d *document.Document) (*update.Outcome, error) {
+// as stored when the caller has it (update.CheckStored), else nil.
+// subresource is the request's: "" (the object) or "status" (a write of
+// /status, which obj's version must have: update.CheckStatus). An error
+// is an *document.InputError naming d.
+func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coerced, d *document.Document, subresource string) (*update.Outcome, error) {
 	ref := document.Ref(obj)
 	crd, ok := c.reg.Lookup(ref.APIVersion, ref.Kind)
 	if !ok {
@@ -500,7 +505,13 @@ func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coe
 		ns := c.opts.Namespaces.request(crd, c.opts.Namespaces.shown(crd, ref.Namespace))
 		obj, old = update.InNamespace(obj, ns), update.InNamespace(old, ns)
 	}
-	out, err := update.CheckStored(old, obj, stored, crd, c.markers[crd.GroupKind()][gv.Version], validator)
+	mut := c.markers[crd.GroupKind()][gv.Version]
+	var out *update.Outcome
+	if subresource == "" {
+		out, err = update.CheckStored(old, obj, stored, crd, mut, validator)
+	} else {
+		out, err = c.checkSubresource(old, obj, crd, gv.Version, mut, subresource)
+	}
 	if err != nil {
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 	}
@@ -509,6 +520,35 @@ func (c *Catalog) checkUpdate(old, obj map[string]interface{}, stored *prune.Coe
 	}
 	out.Pruned = warnings(d, out.Pruned)
 	return out, nil
+}
+
+// checkSubresource is checkUpdate of a write of a subresource of obj's:
+// only status is one.
+func (c *Catalog) checkSubresource(old, obj map[string]interface{}, crd *schema.CRD, version string, mut *update.Schema, subresource string) (*update.Outcome, error) {
+	if subresource != "status" {
+		return nil, fmt.Errorf("the subresource %q is not supported: only status is", subresource)
+	}
+	if !crd.StatusSubresource(version) {
+		return nil, &NoSubresourceError{CRD: crd.Name(), Version: version, Subresource: subresource}
+	}
+	if c.checks() == nil {
+		return nil, fmt.Errorf("no server's validation to check a write of /status with")
+	}
+	validator, err := c.checks().StatusValidator(crd, version)
+	if err != nil {
+		return nil, err
+	}
+	return update.CheckStatus(old, obj, crd, mut, validator)
+}
+
+// NoSubresourceError is a write of a subresource the object's CRD version
+// does not have: the server answers 404 Not Found.
+type NoSubresourceError struct {
+	CRD, Version, Subresource string
+}
+
+func (e *NoSubresourceError) Error() string {
+	return fmt.Sprintf("version %s of CustomResourceDefinition %s has no %s subresource: the server answers 404 Not Found to a write of /%s", e.Version, e.CRD, e.Subresource, e.Subresource)
 }
 
 // warnings keeps what the server drops or changes of d's object (defaults
@@ -589,7 +629,7 @@ func (c *Catalog) updateResult(ctx context.Context, d *document.Document) (*Upda
 		return res, nil
 	}
 	// What the server stores of d is computed once.
-	out, err := c.checkUpdate(old.Object, d.Object, stored, d)
+	out, err := c.checkUpdate(old.Object, d.Object, stored, d, "")
 	if err != nil {
 		return nil, err
 	}

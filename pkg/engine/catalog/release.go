@@ -31,6 +31,14 @@ func (s releasing) UpdateValidator(crd *schema.CRD, version string) (update.Upda
 	return v, err
 }
 
+func (s releasing) StatusValidator(crd *schema.CRD, version string) (update.StatusValidator, error) {
+	v, err := s.Server.StatusValidator(crd, version)
+	if err == nil {
+		crd.ReleaseSchema(version)
+	}
+	return v, err
+}
+
 // checks is the server's code as the checks of objects call it: nil
 // without one.
 func (c *Catalog) checks() Server {

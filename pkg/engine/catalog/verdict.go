@@ -18,6 +18,10 @@ type CheckOptions struct {
 	// Updates checks an object that has an old version (Old) as an update
 	// of it; without, every object is a create.
 	Updates bool
+	// Subresource is the subresource an update writes: "" the object
+	// itself, "status" its /status (kubectl crd test's cases). Without
+	// an old version it is not used.
+	Subresource string
 	// UpdateOnly is check-update's check of an object: an update of its
 	// old version, or without one a create that is only pruned (not
 	// validated, no upgrade run on it); the verdict's Update is its
@@ -114,7 +118,7 @@ func (c *Catalog) check(ctx context.Context, d *document.Document, opts CheckOpt
 	}
 	all := append(withoutCaused(findings, imp), upgraded...)
 	if v.Old != nil {
-		out, err := c.checkUpdate(v.Old.Object, original, nil, d)
+		out, err := c.checkUpdate(v.Old.Object, original, nil, d, opts.Subresource)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 )
 
-var caseFields = []string{"oldObject", "oldCRD", "expect", "expectByVersion"}
+var caseFields = []string{"oldObject", "oldCRD", "subresource", "expect", "expectByVersion"}
 
 func parseCase(n node) (*Case, error) {
 	m, err := n.fields([]string{"name", "object"}, caseFields...)
@@ -38,6 +38,11 @@ func parseCase(n node) (*Case, error) {
 			return nil, err
 		}
 	}
+	if _, ok := m["subresource"]; ok {
+		if c.Subresource, err = parseSubresource(n.key("subresource"), c); err != nil {
+			return nil, err
+		}
+	}
 	if v, ok := m["expect"]; ok && v != nil {
 		if c.Expect, err = parseExpect(n.key("expect")); err != nil {
 			return nil, err
@@ -49,6 +54,29 @@ func parseCase(n node) (*Case, error) {
 		}
 	}
 	return c, nil
+}
+
+// parseSubresource reads the subresource an update case writes: status
+// (a PUT or PATCH of /status), only of an update (the server has no create
+// of /status). Scale is not supported: its request is an autoscaling/v1
+// Scale, not the object.
+func parseSubresource(n node, c *Case) (string, error) {
+	s, err := n.str()
+	if err != nil {
+		return "", err
+	}
+	switch s {
+	case "status":
+	case "scale":
+		return "", n.errorf("scale is not supported yet: a write of /scale sends an autoscaling/v1 Scale, not the object; only status is")
+	default:
+		return "", n.errorf("expected status, not %q", s)
+	}
+	if c.OldObject == nil {
+		return "", n.errorf("a write of /status updates an object: expected an oldObject (the server has no create of /status)")
+	}
+	c.SubresourceLine = n.line()
+	return s, nil
 }
 
 // parseExpectByVersion reads a mapping of Kubernetes minors ("1.31", as

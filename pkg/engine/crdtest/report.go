@@ -30,6 +30,9 @@ type CaseReport struct {
 	// KubeVersion is the Kubernetes minor asked for ("1.31"), whose
 	// server answered the case; absent when none was (the linked code's).
 	KubeVersion string `json:"kubeVersion,omitempty"`
+	// Subresource is the subresource the case's update writes ("status"),
+	// absent for a write of the object.
+	Subresource string `json:"subresource,omitempty"`
 	CaseResult
 	// Unexpected: the case has no expectation yet.
 	Unexpected bool `json:"unexpected,omitempty"`
@@ -50,7 +53,7 @@ func Summarize(results []*SuiteResult) *Report {
 	for _, s := range results {
 		r.NotSelected += s.NotSelected
 		for _, c := range s.Cases {
-			cr := CaseReport{Name: c.Case.Name, Source: c.Case.Source, CaseResult: c, Unexpected: c.Expect == nil}
+			cr := CaseReport{Name: c.Case.Name, Source: c.Case.Source, Subresource: c.Case.Subresource, CaseResult: c, Unexpected: c.Expect == nil}
 			if s.Minor != 0 {
 				cr.KubeVersion = s.Minor.String()
 			}

@@ -227,7 +227,11 @@ func (r *Runner) observe(ctx context.Context, p *prepared, c *Case) (*Observed, 
 		return nil, nil, err
 	}
 	original := document.Ref(d.Object)
-	v, err := cat.Check(ctx, d, catalog.CheckOptions{Defaults: true, Updates: c.OldObject != nil})
+	v, err := cat.Check(ctx, d, catalog.CheckOptions{Defaults: true, Updates: c.OldObject != nil, Subresource: c.Subresource})
+	var noSub *catalog.NoSubresourceError
+	if errors.As(err, &noSub) {
+		return nil, nil, &document.InputError{Source: document.Source{File: c.Source.File, Line: c.SubresourceLine}, Msg: fmt.Sprintf("case %q: subresource: %v", c.Name, noSub), Err: err}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -235,7 +239,7 @@ func (r *Runner) observe(ctx context.Context, p *prepared, c *Case) (*Observed, 
 		return nil, nil, &document.InputError{Source: c.Source, Msg: fmt.Sprintf("case %q: %s: no CRD of the suite defines %s, kind %s", c.Name, original, original.APIVersion, original.Kind)}
 	}
 	obs := &Observed{Result: Allowed}
-	changes(obs, v.Result.Changes)
+	changes(obs, v.Result.Changes, c.Subresource)
 	var errs []Error
 	switch {
 	case c.OldObject != nil && v.Old != nil:
@@ -307,9 +311,12 @@ func docsOf(docs []*document.Document) catalog.Docs {
 	}
 }
 
-func changes(obs *Observed, chs []prune.Change) {
+// changes are what the server drops and defaults of the object; a write
+// of /status keeps its status, which a write of the object drops.
+func changes(obs *Observed, chs []prune.Change, subresource string) {
 	for _, ch := range chs {
 		switch {
+		case subresource == "status" && ch.Reason == prune.StatusSubresource:
 		case ch.Reason == prune.Defaulted:
 			if obs.Defaulted == nil {
 				obs.Defaulted = map[string]interface{}{}

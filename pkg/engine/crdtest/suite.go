@@ -41,6 +41,12 @@ type Case struct {
 	Object, OldObject *document.Document
 	// OldCRDs are the CRDs before an upgrade: Object is stored under them.
 	OldCRDs []*document.Document
+	// Subresource is the subresource an update writes: "" the object
+	// itself, "status" its /status (the server's status strategy: only
+	// Object's status is taken, the rest is OldObject's). SubresourceLine
+	// is where it is written.
+	Subresource     string
+	SubresourceLine int
 	// Expect is nil when the case says nothing yet (--record fills it).
 	Expect *Expect
 	// ExpectByVersion is what the case expects of the server of a

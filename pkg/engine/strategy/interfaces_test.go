@@ -13,4 +13,5 @@ var (
 	_ crdupgrade.CRDUpdateValidator = Validators{}
 	_ prune.CreateValidator         = Validators{}
 	_ update.UpdateValidator        = (*Validator)(nil)
+	_ update.StatusValidator        = (*Validator)(nil)
 )

@@ -27,8 +27,11 @@ import (
 // version: it compiles the CEL rules.
 type Validator struct {
 	strategy strategy
-	crd      *schema.CRD
-	version  string
+	// status is the server's status strategy (writes of /status), nil
+	// when the version has no status subresource.
+	status  strategy
+	crd     *schema.CRD
+	version string
 }
 
 // strategy is what the server's custom resource strategy is to the
@@ -61,6 +64,20 @@ func (vs Validators) UpdateValidator(crd *schema.CRD, version string) (update.Up
 	v, err := vs.For(crd, version)
 	if err != nil {
 		return nil, err
+	}
+	return v, nil
+}
+
+// StatusValidator is For as the interface the update check of /status
+// takes; a version without the status subresource has none (the server
+// answers 404): an error.
+func (vs Validators) StatusValidator(crd *schema.CRD, version string) (update.StatusValidator, error) {
+	v, err := vs.For(crd, version)
+	if err != nil {
+		return nil, err
+	}
+	if v.status == nil {
+		return nil, fmt.Errorf("version %q of CustomResourceDefinition %s has no status subresource", version, crd.Name())
 	}
 	return v, nil
 }
@@ -130,7 +147,13 @@ func newValidator(crd *schema.CRD, version string) (*Validator, error) {
 	gvk := crd.GroupKind().WithVersion(version)
 	strategy := customresource.NewStrategy(crdserverscheme.NewUnstructuredObjectTyper(), !crd.ClusterScoped(), gvk,
 		schemaValidator, statusValidator, structural, status, scale, v.SelectableFields)
-	return &Validator{strategy: strategy, crd: crd, version: version}, nil
+	out := &Validator{strategy: strategy, crd: crd, version: version}
+	if status != nil {
+		// The server's status REST storage: the same strategy, as
+		// customresource.NewStorage builds it.
+		out.status = customresource.NewStatusStrategy(strategy)
+	}
+	return out, nil
 }
 
 // ValidateUpdate returns what the server refuses of updating old (as
@@ -140,6 +163,24 @@ func newValidator(crd *schema.CRD, version string) (*Validator, error) {
 // on a copy of new (status kept from old under the status subresource, the
 // generation bumped), then rest.ValidateUpdate with the strategy.
 func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorList {
+	_, errs := v.validateUpdate(v.strategy, old, new)
+	return errs
+}
+
+// ValidateStatusUpdate returns what the server stores of an update of the
+// /status subresource of old (as stored) by new (as the request decoding
+// left it), and what it refuses of that: ValidateUpdate's steps with the
+// server's status strategy, whose PrepareForUpdate keeps everything of old
+// but status, and whose ValidateUpdate validates status with its schema
+// and the CEL rules (ratcheting) on that object. The version must have the
+// status subresource (Validators.StatusValidator).
+func (v *Validator) ValidateStatusUpdate(old, new map[string]interface{}) (map[string]interface{}, field.ErrorList) {
+	return v.validateUpdate(v.status, old, new)
+}
+
+// validateUpdate is an update with strategy s (the object's or its
+// status'): the object s prepared, and what s refuses of it.
+func (v *Validator) validateUpdate(s strategy, old, new map[string]interface{}) (map[string]interface{}, field.ErrorList) {
 	uOld := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(old)}
 	uNew := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(new)}
 	// The stored object has an identity that files do not carry.
@@ -158,22 +199,22 @@ func (v *Validator) ValidateUpdate(old, new map[string]interface{}) field.ErrorL
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), uNew.GetNamespace())
 
 	uNew.SetGeneration(uOld.GetGeneration())
-	v.strategy.PrepareForUpdate(ctx, uNew, uOld)
+	s.PrepareForUpdate(ctx, uNew, uOld)
 	if uNew.GetUID() == "" {
 		uNew.SetUID(uOld.GetUID())
 	}
 	if t := uOld.GetCreationTimestamp(); !t.IsZero() {
 		uNew.SetCreationTimestamp(t)
 	}
-	errs := withoutRangeErrors(rest.ValidateUpdate(ctx, uNew, uOld, v.strategy))
+	errs := withoutRangeErrors(rest.ValidateUpdate(ctx, uNew, uOld, s))
 	if len(errs) > 0 {
 		newMeta, okNew := objectMeta(uNew.Object)
 		oldMeta, okOld := objectMeta(uOld.Object)
 		if okNew && okOld {
-			errs = handwrittenMetadata(ctx, operation.Update, errs, newMeta, oldMeta, v.strategy.NamespaceScoped())
+			errs = handwrittenMetadata(ctx, operation.Update, errs, newMeta, oldMeta, s.NamespaceScoped())
 		}
 	}
-	return errs
+	return uNew.Object, errs
 }
 
 // ValidateCreate returns what the server refuses of creating obj (as the

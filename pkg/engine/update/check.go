@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -49,6 +50,19 @@ type UpdateValidator interface {
 	ValidateUpdate(old, new map[string]interface{}) field.ErrorList
 }
 
+// StatusValidator is the API server's own validation of an update of the
+// /status subresource of the custom resources of one CRD version (a PUT or
+// PATCH to .../status): its status strategy. strategy.Validator is the one
+// to use.
+type StatusValidator interface {
+	// ValidateStatusUpdate returns what the server stores of an update of
+	// old (as stored) by new (as the request decoding left it): old, but
+	// for new's status (the status strategy's PrepareForUpdate), and what
+	// it refuses of that (its ValidateUpdate: the status schema, the CEL
+	// rules).
+	ValidateStatusUpdate(old, new map[string]interface{}) (map[string]interface{}, field.ErrorList)
+}
+
 // Outcome is the verdict on one update.
 type Outcome struct {
 	// Refused lists what the server (Rule "server: ...") or the KEP's
@@ -72,6 +86,28 @@ func Check(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, valida
 // only when new goes to the server as given: with its namespace, or of a
 // cluster-scoped kind; otherwise it is computed again.
 func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd *schema.CRD, mut *Schema, validator UpdateValidator) (*Outcome, error) {
+	validate := func(old, new map[string]interface{}) (map[string]interface{}, field.ErrorList) {
+		if validator == nil {
+			return new, nil
+		}
+		return new, validator.ValidateUpdate(old, new)
+	}
+	return check(old, new, newStored, crd, mut, validate, false)
+}
+
+// CheckStatus is Check of an update of old's /status subresource by new:
+// new as the request decoding leaves it (status kept), then what the
+// server's status strategy stores of it and refuses (validator): old's
+// spec and metadata with new's status. The markers compare old with that.
+// The caller checks that new's version has the status subresource.
+func CheckStatus(old, new map[string]interface{}, crd *schema.CRD, mut *Schema, validator StatusValidator) (*Outcome, error) {
+	return check(old, new, nil, crd, mut, validator.ValidateStatusUpdate, true)
+}
+
+// check is Check of an update to the object (status false) or its status:
+// validate returns what the server stores of new and refuses.
+func check(old, new map[string]interface{}, newStored *prune.Coerced, crd *schema.CRD, mut *Schema,
+	validate func(old, new map[string]interface{}) (map[string]interface{}, field.ErrorList), status bool) (*Outcome, error) {
 	newVersion, err := versionOf(new)
 	if err != nil {
 		return nil, err
@@ -92,12 +128,16 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 	if err != nil {
 		return nil, err
 	}
+	store := prune.Store
+	if status {
+		store = storeWithStatus
+	}
 	if newStored == nil {
-		if newStored, err = prune.Store(new, crd, newVersion, true); err != nil {
+		if newStored, err = store(new, crd, newVersion, true); err != nil {
 			return nil, fmt.Errorf("the server would refuse the new object: %w", err)
 		}
 	}
-	oldStored, err := prune.Store(old, crd, oldVersion, true)
+	oldStored, err := store(old, crd, oldVersion, true)
 	if err != nil {
 		return nil, fmt.Errorf("the old object: %w", err)
 	}
@@ -108,7 +148,7 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 			return nil, fmt.Errorf("the old object is %s, the new one %s, and the CRD converts with a webhook: give the old object in version %s", oldVersion, newVersion, newVersion)
 		}
 		oldObj["apiVersion"] = crd.GroupKind().Group + "/" + newVersion
-		conv, err := prune.Store(oldObj, crd, newVersion, true)
+		conv, err := store(oldObj, crd, newVersion, true)
 		if err != nil {
 			return nil, fmt.Errorf("the old object in version %s: %w", newVersion, err)
 		}
@@ -116,7 +156,8 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 	}
 
 	out := &Outcome{Pruned: prune.Changes(new, newStored, s)}
-	for _, v := range CheckMutability(mut, oldObj, newStored.Object) {
+	stored, errs := validate(oldObj, newStored.Object)
+	for _, v := range CheckMutability(mut, oldObj, stored) {
 		f := Finding{Path: v.Path, Rule: v.Rule, Message: v.Message}
 		if v.OldPresent {
 			f.Old = v.Old
@@ -126,13 +167,11 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 		}
 		out.Refused = append(out.Refused, f)
 	}
-	if validator != nil {
-		for _, e := range validator.ValidateUpdate(oldObj, newStored.Object) {
-			f := Finding{Path: e.Field, Rule: describeServerError(s, e), Type: e.Type.String(), Message: e.Detail, Text: e.Error()}
-			f.Old, _ = valueAt(oldObj, e.Field)
-			f.New, _ = valueAt(newStored.Object, e.Field)
-			out.Refused = append(out.Refused, f)
-		}
+	for _, e := range errs {
+		f := Finding{Path: e.Field, Rule: describeServerError(s, e), Type: e.Type.String(), Message: e.Detail, Text: e.Error()}
+		f.Old, _ = valueAt(oldObj, e.Field)
+		f.New, _ = valueAt(stored, e.Field)
+		out.Refused = append(out.Refused, f)
 	}
 	// The server's errors come in map order.
 	sort.SliceStable(out.Refused, func(i, j int) bool {
@@ -143,6 +182,20 @@ func CheckStored(old, new map[string]interface{}, newStored *prune.Coerced, crd 
 		return a.Rule+a.Message < b.Rule+b.Message
 	})
 	return out, nil
+}
+
+// storeWithStatus is prune.Store of an object of a write of /status, or
+// of the object it replaces: its status is kept as the request decoding
+// left it (the write of the object drops it, a write of /status takes it,
+// and the old object's is the one an earlier write of /status set).
+func storeWithStatus(obj map[string]interface{}, crd *schema.CRD, version string, defaults bool) (*prune.Coerced, error) {
+	c, err := prune.Store(obj, crd, version, defaults)
+	if err != nil || !c.StatusDropped {
+		return c, err
+	}
+	c.Object["status"] = runtime.DeepCopyJSONValue(c.Request["status"])
+	c.StatusDropped = false
+	return c, nil
 }
 
 func versionOf(obj map[string]interface{}) (string, error) {
