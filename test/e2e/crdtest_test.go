@@ -358,6 +358,14 @@ func installCRDs(t *testing.T, dyn dynamic.Interface, installed map[string]strin
 		}
 		installed[crd.GetName()] = sum
 		waitEstablished(t, dyn, crd.GetName())
+		if stored != nil {
+			// An updated CRD is established already: the server's handler
+			// serves the new schema once its informer has the update, which
+			// nothing reports. Without the wait, a loaded machine sent a case
+			// to the schema before (an upgrade case's old CRD, right after the
+			// new one). There are a few updates in the whole test.
+			time.Sleep(2 * time.Second)
+		}
 	}
 }
 
