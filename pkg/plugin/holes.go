@@ -191,7 +191,7 @@ func printHoles(w io.Writer, r holesReport) {
 			}
 		}
 	}
-	printable.Fprintf(w, "%s: %d fields: %d immutable, %d leaky (%d holes), %d not analysed\n", r.CRD, len(r.Fields), immutable, leaky, count, notAnalysed)
+	printable.Fprintf(w, "%s: %d rules and markers: %d hold, %d leak (%d holes), %d not analysed\n", r.CRD, len(r.Fields), immutable, leaky, count, notAnalysed)
 }
 
 func orRoot(field string) string {

@@ -61,6 +61,7 @@ func TestCorpus(t *testing.T) {
 	}
 	sort.Strings(projects)
 	lines := []string{"| project | CRDs | fields | immutable | leaky | not analysed | holes |", "|---|---:|---:|---:|---:|---:|---:|"}
+	var total [6]int
 	for _, p := range projects {
 		crds := map[string]bool{}
 		verdicts := map[string]string{}
@@ -95,7 +96,12 @@ func TestCorpus(t *testing.T) {
 			count[v]++
 			n += holeCount[k]
 		}
-		lines = append(lines, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d |", p, len(crds), len(verdicts), count[holes.Immutable], count[holes.Leaks], count[holes.NotAnalysed], n))
+		row := [6]int{len(crds), len(verdicts), count[holes.Immutable], count[holes.Leaks], count[holes.NotAnalysed], n}
+		for i := range row {
+			total[i] += row[i]
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d |", p, row[0], row[1], row[2], row[3], row[4], row[5]))
 	}
+	lines = append(lines, fmt.Sprintf("| **all** | %d | %d | %d | %d | %d | %d |", total[0], total[1], total[2], total[3], total[4], total[5]))
 	t.Logf("\n%s", strings.Join(lines, "\n"))
 }
