@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/holes"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/strategy"
 )
@@ -151,7 +152,10 @@ func (o *HolesOptions) print(reports []holesReport) error {
 		if reports == nil {
 			reports = []holesReport{}
 		}
-		b, err := json.MarshalIndent(map[string]interface{}{"crds": reports}, "", "  ")
+		b, err := json.MarshalIndent(struct {
+			Kubernetes kubeversion.Stamp `json:"kubernetes"`
+			CRDs       []holesReport     `json:"crds"`
+		}{kubeversion.Current().Stamp(), reports}, "", "  ")
 		if err != nil {
 			return err
 		}
