@@ -185,17 +185,19 @@ func rulesOf(s *structuralschema.Structural, version string) []candidate {
 	var walk func(s *structuralschema.Structural, p path)
 	walk = func(s *structuralschema.Structural, p path) {
 		for _, v := range s.XValidations {
-			sub, ok := immutableTarget(v.Rule)
+			subs, ok := immutableTargets(v.Rule)
 			if !ok {
 				continue
 			}
-			f := p
-			for _, name := range strings.Split(sub, ".") {
-				if name != "" {
-					f = f.child(seg{name: name})
+			for _, sub := range subs {
+				f := p
+				for _, name := range strings.Split(sub, ".") {
+					if name != "" {
+						f = f.child(seg{name: name})
+					}
 				}
+				out = append(out, candidate{version: version, field: f, at: p, rule: "x-kubernetes-validations: " + v.Rule})
 			}
-			out = append(out, candidate{version: version, field: f, at: p, rule: "x-kubernetes-validations: " + v.Rule})
 		}
 		names := make([]string, 0, len(s.Properties))
 		for k := range s.Properties {
