@@ -79,6 +79,7 @@ Each request to the cluster, and the kubeconfig's credential plugin, times out a
 		NewCmdCheckUpdate(configFlags, streams),
 		NewCmdLowerMutability(streams),
 		NewCmdTest(streams),
+		NewCmdHoles(streams),
 		NewCmdVersion(streams),
 		NewCmdCompletion(streams),
 	)

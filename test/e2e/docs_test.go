@@ -669,6 +669,7 @@ var commandPages = map[string]string{
 	"krm":                "krm-function.md",
 	"lower-mutability":   "mutability.md",
 	"test":               "test.md",
+	"holes":              "holes.md",
 	"version":            "getting-started.md",
 	// cobra's own commands: their --help is their page.
 	"help":       "",
