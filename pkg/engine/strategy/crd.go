@@ -88,8 +88,8 @@ func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomReso
 		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}, nil
 	}
 	crdStrategy().PrepareForCreate(ctx, obj)
-	if errs := withoutRangeErrors(rest.ValidateCreate(ctx, obj, crdStrategy())); len(errs) > 0 {
-		return handwrittenMetadata(ctx, operation.Create, errs, &obj.ObjectMeta, nil, false), nil
+	if errs := asMinor(ctx, operation.Create, rest.ValidateCreate(ctx, obj, crdStrategy()), &obj.ObjectMeta, nil, false); len(errs) > 0 {
+		return errs, nil
 	}
 	// As rest.BeforeCreate: the warnings once the create is valid.
 	return nil, crdStrategy().WarningsOnCreate(ctx, obj)
@@ -127,8 +127,8 @@ func (Validators) ValidateCRDLegacy(crd *apiextensionsv1.CustomResourceDefinitio
 	crdStrategy().PrepareForCreate(ctx, stored)
 	obj := stored.DeepCopy()
 	crdStrategy().PrepareForUpdate(ctx, obj, stored)
-	if errs := withoutRangeErrors(rest.ValidateUpdate(ctx, obj, stored, crdStrategy())); len(errs) > 0 {
-		return handwrittenMetadata(ctx, operation.Update, errs, &obj.ObjectMeta, &stored.ObjectMeta, false), nil
+	if errs := asMinor(ctx, operation.Update, rest.ValidateUpdate(ctx, obj, stored, crdStrategy()), &obj.ObjectMeta, &stored.ObjectMeta, false); len(errs) > 0 {
+		return errs, nil
 	}
 	// As rest.BeforeUpdate: the warnings once the update is valid.
 	return nil, crdStrategy().WarningsOnUpdate(ctx, obj, stored)
@@ -185,6 +185,5 @@ func (Validators) ValidateCRDUpdate(old, new *apiextensionsv1.CustomResourceDefi
 	obj.CreationTimestamp = stored.CreationTimestamp
 	obj.Generation = stored.Generation
 	crdStrategy().PrepareForUpdate(ctx, obj, stored)
-	errs := withoutRangeErrors(rest.ValidateUpdate(ctx, obj, stored, crdStrategy()))
-	return handwrittenMetadata(ctx, operation.Update, errs, &obj.ObjectMeta, &stored.ObjectMeta, false)
+	return asMinor(ctx, operation.Update, rest.ValidateUpdate(ctx, obj, stored, crdStrategy()), &obj.ObjectMeta, &stored.ObjectMeta, false)
 }

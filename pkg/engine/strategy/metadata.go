@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/operation"
 	genericvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/features"
@@ -91,13 +92,43 @@ func without(errs, drop field.ErrorList) (field.ErrorList, bool) {
 	return out, true
 }
 
+// sameError: the same type and the same words (field, value, detail).
 func sameError(a, b *field.Error) bool {
-	return a.Type == b.Type && a.Field == b.Field && a.Detail == b.Detail && a.Error() == b.Error()
+	return a.Type == b.Type && a.Error() == b.Error()
+}
+
+// asMinor returns errs, the errors of the linked server code on a write
+// whose metadata is obj (old on an update, else nil), as the server of the
+// minor that answers returns them: withoutRangeErrors, then
+// handwrittenMetadata.
+func asMinor(ctx context.Context, op operation.Type, errs field.ErrorList, obj, old *metav1.ObjectMeta, namespaced bool) field.ErrorList {
+	return handwrittenMetadata(ctx, op, withoutRangeErrors(errs), obj, old, namespaced)
+}
+
+// resourceAsMinor is asMinor on a write of a custom resource (old nil on a
+// create): its metadata, converted from the object, is read only when the
+// answering minor's metadata validation differs from the linked one's.
+// When it cannot be read, the errors are left as the linked code gave them.
+func resourceAsMinor(ctx context.Context, op operation.Type, errs field.ErrorList, obj, old *unstructured.Unstructured, namespaced bool) field.ErrorList {
+	errs = withoutRangeErrors(errs)
+	if len(errs) == 0 || kubeversion.Current().Minor >= declarativeMetadata {
+		return errs
+	}
+	meta, ok := objectMeta(obj.Object)
+	if !ok {
+		return errs
+	}
+	var oldMeta *metav1.ObjectMeta
+	if old != nil {
+		if oldMeta, ok = objectMeta(old.Object); !ok {
+			return errs
+		}
+	}
+	return handwrittenMetadata(ctx, op, errs, meta, oldMeta, namespaced)
 }
 
 // objectMeta is the metadata of a custom resource as the server's
-// validation reads it; ok is false when it cannot be read, and the errors
-// are then left as the linked code gave them.
+// validation reads it; ok is false when it cannot be read.
 func objectMeta(obj map[string]interface{}) (meta *metav1.ObjectMeta, ok bool) {
 	raw, isMap := obj["metadata"].(map[string]interface{})
 	if !isMap {

@@ -206,15 +206,7 @@ func (v *Validator) validateUpdate(s strategy, old, new map[string]interface{}) 
 	if t := uOld.GetCreationTimestamp(); !t.IsZero() {
 		uNew.SetCreationTimestamp(t)
 	}
-	errs := withoutRangeErrors(rest.ValidateUpdate(ctx, uNew, uOld, s))
-	if len(errs) > 0 {
-		newMeta, okNew := objectMeta(uNew.Object)
-		oldMeta, okOld := objectMeta(uOld.Object)
-		if okNew && okOld {
-			errs = handwrittenMetadata(ctx, operation.Update, errs, newMeta, oldMeta, s.NamespaceScoped())
-		}
-	}
-	return uNew.Object, errs
+	return uNew.Object, resourceAsMinor(ctx, operation.Update, rest.ValidateUpdate(ctx, uNew, uOld, s), uNew, uOld, s.NamespaceScoped())
 }
 
 // ValidateCreate returns what the server refuses of creating obj (as the
@@ -250,11 +242,5 @@ func (v *Validator) ValidateCreate(obj map[string]interface{}, namespace string)
 		u.SetName(v.strategy.GenerateName(u.GetGenerateName()))
 	}
 	v.strategy.PrepareForCreate(ctx, u)
-	errs := withoutRangeErrors(rest.ValidateCreate(ctx, u, v.strategy))
-	if len(errs) > 0 {
-		if meta, ok := objectMeta(u.Object); ok {
-			errs = handwrittenMetadata(ctx, operation.Create, errs, meta, nil, v.strategy.NamespaceScoped())
-		}
-	}
-	return errs
+	return resourceAsMinor(ctx, operation.Create, rest.ValidateCreate(ctx, u, v.strategy), u, nil, v.strategy.NamespaceScoped())
 }
