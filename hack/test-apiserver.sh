@@ -11,7 +11,7 @@
 # start is idempotent: when the server is already running it only waits for it and prints the path,
 # so `export KUBECONFIG=$(hack/test-apiserver.sh start)` works. The etcd data survives a stop/start.
 #
-# Environment: CRD_TEST_APISERVER_PORT (46443), CRD_TEST_ETCD_PORT (42379, and +1 for the etcd peer),
+# Environment: CRD_TEST_APISERVER_PORT (26443), CRD_TEST_ETCD_PORT (22379, and +1 for the etcd peer),
 # CRD_TEST_APISERVER_TIMEOUT (seconds to wait for readiness, 120; a first build is not included).
 set -o errexit -o nounset -o pipefail
 
@@ -21,8 +21,8 @@ state=$root/_output/test-apiserver
 pidfile=$state/pid
 logfile=$state/apiserver.log
 kubeconfig=$state/kubeconfig
-port=${CRD_TEST_APISERVER_PORT:-46443}
-etcd_port=${CRD_TEST_ETCD_PORT:-42379}
+port=${CRD_TEST_APISERVER_PORT:-26443}
+etcd_port=${CRD_TEST_ETCD_PORT:-22379}
 timeout=${CRD_TEST_APISERVER_TIMEOUT:-120}
 
 log() { echo "test-apiserver: $*" >&2; }

@@ -41,8 +41,8 @@ type config struct {
 
 func main() {
 	var c config
-	flag.IntVar(&c.port, "port", 46443, "HTTPS port on 127.0.0.1")
-	flag.IntVar(&c.etcdPort, "etcd-port", 42379, "etcd client port on 127.0.0.1; the etcd peer port is this + 1")
+	flag.IntVar(&c.port, "port", 26443, "HTTPS port on 127.0.0.1")
+	flag.IntVar(&c.etcdPort, "etcd-port", 22379, "etcd client port on 127.0.0.1; the etcd peer port is this + 1")
 	flag.StringVar(&c.dataDir, "data-dir", "", "directory for etcd data and the serving certificate, kept across restarts (default: a temporary directory removed on exit)")
 	flag.StringVar(&c.kubeconfigOut, "kubeconfig-out", "", "where to write the kubeconfig (default: <data-dir>/kubeconfig)")
 	flag.StringVar(&c.contextName, "context-name", "crd-test", "kubeconfig context with namespace default; <name>-other has namespace other; <name>-denied, <name>-crds-only and <name>-objects-only have users refused all, all but reading CRDs, and CRDs; <name>-refused a token refused (401)")

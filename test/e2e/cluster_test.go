@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,15 +20,20 @@ import (
 const EnvKubeconfig = "KUBECTL_CRD_E2E_KUBECONFIG"
 
 // Ports of the suite's own API server; they differ from hack/test-apiserver.sh's
-// defaults so that a server started by hand does not collide (TestPortsDocumented).
+// defaults so that a server started by hand does not collide, and lie below
+// Linux's ephemeral range (32768-60999), from which the kernel gives every
+// outgoing connection its local port (TestPortsDocumented).
 const (
-	defaultAPIServerPort = 46543
-	defaultEtcdPort      = 42479
+	defaultAPIServerPort = 26543
+	defaultEtcdPort      = 22479
 )
 
 var (
 	apiserverPort = envInt("KUBECTL_CRD_E2E_APISERVER_PORT", defaultAPIServerPort)
 	etcdPort      = envInt("KUBECTL_CRD_E2E_ETCD_PORT", defaultEtcdPort)
+	// portsSet says the suite's ports come from the environment: used as
+	// they are, never replaced.
+	portsSet = os.Getenv("KUBECTL_CRD_E2E_APISERVER_PORT") != "" || os.Getenv("KUBECTL_CRD_E2E_ETCD_PORT") != ""
 )
 
 func envInt(name string, def int) int {
@@ -35,6 +41,60 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// serverPorts returns the ports a server is to listen on: apiserver, etcd
+// and etcd+1 (its peer) when all three are free. When one is taken, ports
+// set in the environment are an error (whoever set them wants those); the
+// defaults give way to ports the kernel picks free, so that a process
+// holding a default port (another suite, a connection's local port) does
+// not fail the run.
+func serverPorts(apiserver, etcd int, set bool) (int, int, error) {
+	taken := portsTaken(apiserver, etcd, etcd+1)
+	if taken == nil {
+		return apiserver, etcd, nil
+	}
+	if set {
+		return 0, 0, fmt.Errorf("%v (the ports set in the environment)", taken)
+	}
+	for range 50 {
+		a, err := kernelPort()
+		if err != nil {
+			return 0, 0, err
+		}
+		e, err := kernelPort()
+		if err != nil {
+			return 0, 0, err
+		}
+		if a != e && a != e+1 && portsTaken(a, e, e+1) == nil {
+			return a, e, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%v, and no three free ports were found in 50 tries", taken)
+}
+
+// portsTaken says which of ports cannot be listened on, on 127.0.0.1.
+func portsTaken(ports ...int) error {
+	var taken []error
+	for _, p := range ports {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			taken = append(taken, fmt.Errorf("port %d is taken: %v", p, err))
+			continue
+		}
+		l.Close()
+	}
+	return errors.Join(taken...)
+}
+
+// kernelPort is a loopback port the kernel says is free now.
+func kernelPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // testCluster is the cluster the suite runs against.
@@ -72,22 +132,21 @@ func startCluster(root, dir string) (*testCluster, error) {
 	if kc := os.Getenv(EnvKubeconfig); kc != "" {
 		return &testCluster{kubeconfig: kc}, nil
 	}
+	a, e, err := serverPorts(apiserverPort, etcdPort, portsSet)
+	if err != nil {
+		return nil, fmt.Errorf("%v (set KUBECTL_CRD_E2E_APISERVER_PORT / KUBECTL_CRD_E2E_ETCD_PORT)", err)
+	}
+	// The docs test prints the server's address as it is.
+	apiserverPort, etcdPort = a, e
 	return startServer(filepath.Join(root, "_output", "bin", "crd-test-apiserver"), dir, apiserverPort, etcdPort,
 		"--legacy-crd", filepath.Join(root, "test", "e2e", "testdata", "legacy-crd.yaml"))
 }
 
 // startServer starts the test API server bin (the suite's, or one minor's
 // for the version parity test) on apiserverPort and etcdPort (and the next
-// port, etcd's peer), with its state in dir and the further arguments args,
-// and waits until it is ready.
+// port, etcd's peer; serverPorts chose them), with its state in dir and the
+// further arguments args, and waits until it is ready.
 func startServer(bin, dir string, apiserverPort, etcdPort int, args ...string) (*testCluster, error) {
-	for _, p := range []int{apiserverPort, etcdPort, etcdPort + 1} {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			return nil, fmt.Errorf("port %d is taken (set KUBECTL_CRD_E2E_APISERVER_PORT / KUBECTL_CRD_E2E_ETCD_PORT): %v", p, err)
-		}
-		l.Close()
-	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	logFile, err := os.Create(filepath.Join(dir, "apiserver.log"))
 	if err != nil {

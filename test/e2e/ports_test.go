@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,6 +47,13 @@ func TestPortsDocumented(t *testing.T) {
 			t.Errorf("the version parity test's ports (%d, %d) collide with port %d", defaultVersionsAPIServerPort, defaultVersionsEtcdPort, p)
 		}
 	}
+	// Linux gives outgoing connections local ports from 32768 to 60999: a
+	// default in that range is taken whenever a connection happens to hold it.
+	for _, p := range []int{hackPort, hackEtcd + 1, defaultAPIServerPort, defaultEtcdPort + 1, defaultVersionsAPIServerPort, defaultVersionsEtcdPort + 1} {
+		if p >= 32768 {
+			t.Errorf("port %d is in the ephemeral range (32768-60999)", p)
+		}
+	}
 	arch := read("docs/architecture.md")
 	for _, want := range []string{
 		"| the end-to-end suite | " + strconv.Itoa(defaultAPIServerPort) + " | " + strconv.Itoa(defaultEtcdPort) + ", " + strconv.Itoa(defaultEtcdPort+1) +
@@ -62,5 +70,32 @@ func TestPortsDocumented(t *testing.T) {
 	}
 	if index := read("docs/README.md"); !strings.Contains(index, "`"+docsAPIServer+"`") || !strings.Contains(index, "architecture.md#the-test-api-servers-ports") {
 		t.Errorf("docs/README.md does not show the server as %s with a link to its ports", docsAPIServer)
+	}
+}
+
+// TestServerPortsTaken: a default port taken gives way to free ports the
+// kernel picks; a port set in the environment and taken fails. (Runs with
+// -short.)
+func TestServerPortsTaken(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	port := held.Addr().(*net.TCPAddr).Port
+	for _, c := range []struct{ api, etcd int }{{port, defaultEtcdPort}, {defaultAPIServerPort, port - 1}, {defaultAPIServerPort, port}} {
+		a, e, err := serverPorts(c.api, c.etcd, false)
+		if err != nil {
+			t.Fatalf("defaults %d, %d with %d taken: %v", c.api, c.etcd, port, err)
+		}
+		if a == port || e == port || e+1 == port {
+			t.Errorf("defaults %d, %d with %d taken: got %d, %d", c.api, c.etcd, port, a, e)
+		}
+		if err := portsTaken(a, e, e+1); err != nil {
+			t.Errorf("got %d, %d: %v", a, e, err)
+		}
+		if _, _, err := serverPorts(c.api, c.etcd, true); err == nil || !strings.Contains(err.Error(), strconv.Itoa(port)) {
+			t.Errorf("ports %d, %d set with %d taken: %v, want an error naming it", c.api, c.etcd, port, err)
+		}
 	}
 }

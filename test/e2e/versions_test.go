@@ -60,15 +60,17 @@ const (
 )
 
 // The ports of the version parity test's servers, one at a time: neither
-// the suite's nor hack/test-apiserver.sh's (TestPortsDocumented).
+// the suite's nor hack/test-apiserver.sh's, below the ephemeral range
+// (TestPortsDocumented).
 const (
-	defaultVersionsAPIServerPort = 46643
-	defaultVersionsEtcdPort      = 42579
+	defaultVersionsAPIServerPort = 26643
+	defaultVersionsEtcdPort      = 22579
 )
 
 var (
 	versionsAPIServerPort = envInt("KUBECTL_CRD_E2E_VERSIONS_APISERVER_PORT", defaultVersionsAPIServerPort)
 	versionsEtcdPort      = envInt("KUBECTL_CRD_E2E_VERSIONS_ETCD_PORT", defaultVersionsEtcdPort)
+	versionsPortsSet      = os.Getenv("KUBECTL_CRD_E2E_VERSIONS_APISERVER_PORT") != "" || os.Getenv("KUBECTL_CRD_E2E_VERSIONS_ETCD_PORT") != ""
 )
 
 // versionDiff is one question on which a minor's real server and the
@@ -271,7 +273,14 @@ func versionParityOf(t *testing.T, root string, m kubeversion.Minor, suites []*c
 	start := time.Now()
 	tally := minorTally{minor: m}
 	bin := minorServerBinary(t, root, m)
-	server, err := startServer(bin, t.TempDir(), versionsAPIServerPort, versionsEtcdPort)
+	apiPort, etcdPort, err := serverPorts(versionsAPIServerPort, versionsEtcdPort, versionsPortsSet)
+	if err != nil {
+		t.Fatalf("%v (set KUBECTL_CRD_E2E_VERSIONS_APISERVER_PORT / KUBECTL_CRD_E2E_VERSIONS_ETCD_PORT)", err)
+	}
+	if apiPort != versionsAPIServerPort {
+		t.Logf("the default ports are taken: the server of %s listens on %d, etcd on %d", m, apiPort, etcdPort)
+	}
+	server, err := startServer(bin, t.TempDir(), apiPort, etcdPort)
 	if err != nil {
 		t.Fatal(err)
 	}
