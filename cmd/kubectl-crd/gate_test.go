@@ -40,6 +40,11 @@ var frontEndCases = []frontEndCase{
 		plugin: [][]string{{"prune", "-f", "examples/refused/crd.yaml", "-f", "examples/refused/backups.yaml"}}},
 	{name: "lower", items: []string{"examples/lower/crd.yaml", "examples/lower/mapping.yaml", "examples/lower/volume.yaml"},
 		plugin: [][]string{{"prune", "-f", "examples/lower"}}},
+	{name: "deprecated", items: []string{"examples/deprecated/crd.yaml", "examples/deprecated/gadgets.yaml"}, previous: []string{"examples/deprecated/gadgets.yaml"},
+		plugin: [][]string{
+			{"prune", "-f", "examples/deprecated/crd.yaml", "-f", "examples/deprecated/gadgets.yaml"},
+			{"check-update", "--crd-file", "examples/deprecated/crd.yaml", "--old", "examples/deprecated/gadgets.yaml", "-f", "examples/deprecated/gadgets.yaml"},
+		}},
 	{name: "krm", items: []string{"examples/krm/crd.yaml", "examples/krm/widget.yaml"},
 		plugin: [][]string{{"prune", "-f", "examples/krm/crd.yaml", "-f", "examples/krm/widget.yaml"}}},
 	{name: "testdata createvalidation", items: []string{"test/e2e/testdata/createvalidation/crds.yaml", "test/e2e/testdata/createvalidation/objects.yaml"},

@@ -50,7 +50,8 @@ The function config (apiVersion ` + APIVersion + `, kind ` + Kind + `):
                           Prune, NonStructural, Update, MissingCRD (an object of a kind no CRD
                           defines: not checked), Invalid (an object the server's validation
                           refuses on create), CRDWarning (what the server warns of a CRD, an
-                          apiVersion it does not serve), and of a CRD upgrade Breaking,
+                          apiVersion it does not serve), Deprecated (an object of a version its
+                          CRD deprecates: the server's warning), and of a CRD upgrade Breaking,
                           DataLoss, CRDChange (a compatible change)
   ignoreMissingCRDs: false
                           with true, an object of a kind no CRD defines (MissingCRD) is a

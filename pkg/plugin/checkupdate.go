@@ -178,6 +178,9 @@ type updateItem struct {
 	Status     string             `json:"status"`
 	Violations []update.Finding   `json:"violations"`
 	Warnings   []prune.Change     `json:"warnings"`
+	// Deprecated is the server's warning on the object's version, which
+	// its CRD deprecates.
+	Deprecated string `json:"deprecated,omitempty"`
 
 	findings []finding.Judged
 }
@@ -291,7 +294,7 @@ func (o *CheckUpdateOptions) check(ctx context.Context, in *objectStream, out *u
 				continue
 			}
 			it := updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings,
-				findings: u.v.Findings}
+				Deprecated: res.Deprecated, findings: u.v.Findings}
 			if err := out.Add(it); err != nil {
 				return err
 			}
@@ -365,8 +368,9 @@ func (it updateItem) missing() bool { return it.Status == string(catalog.UpdateM
 
 // printUpdateItem writes an item of the text report: a line per verdict on
 // out, what the server drops as warnings on errOut. The verdict's
-// findings are its kind defined by no CRD, or what the server drops (the
-// first ones, one per warning) and why it refuses the update.
+// findings are its kind defined by no CRD, or the server's warning on a
+// deprecated version and what it drops (the first ones, one per warning)
+// and why it refuses the update.
 func printUpdateItem(out, errOut io.Writer, it updateItem) {
 	findings := it.findings
 	if it.missing() {
@@ -374,6 +378,9 @@ func printUpdateItem(out, errOut io.Writer, it updateItem) {
 		return
 	}
 	dropped := len(it.Warnings)
+	if it.Deprecated != "" {
+		dropped++
+	}
 	printFindings(errOut, it.Object, it.Source, findings[:dropped])
 	if it.Status == string(catalog.UpdateCreate) {
 		printable.Fprintf(out, "%s: no old object: a create, not an update (%s)\n", it.Object, it.Source)

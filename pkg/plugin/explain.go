@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -200,10 +201,13 @@ type violation struct {
 }
 
 type versionReport struct {
-	Name     string      `json:"name"`
-	Served   bool        `json:"served"`
-	Storage  bool        `json:"storage"`
-	Skeleton interface{} `json:"skeleton"`
+	Name    string `json:"name"`
+	Served  bool   `json:"served"`
+	Storage bool   `json:"storage"`
+	// Deprecated is the warning the server returns with every request for
+	// a deprecated version (schema.CRD.DeprecationWarning).
+	Deprecated string      `json:"deprecated,omitempty"`
+	Skeleton   interface{} `json:"skeleton"`
 	// Lowered are the CEL rules lower-mutability makes of the version's
 	// mutability markers (CRD files only: the server drops the markers).
 	Lowered []lower.Rule `json:"lowered,omitempty"`
@@ -473,6 +477,7 @@ func (o *ExplainStructuralOptions) explain(c *schema.CRD) (crdReport, error) {
 		}
 		found = true
 		vr := versionReport{Name: v.Name, Served: v.Served, Storage: v.Storage}
+		vr.Deprecated, _ = c.DeprecationWarning(v.Name)
 		sk, err := c.Skeleton(v.Name)
 		if err == nil && sk != nil {
 			vr.skeleton = sk
@@ -562,9 +567,14 @@ func versionFlags(v versionReport) string {
 	var flags []string
 	if v.Served {
 		flags = append(flags, "served")
+	} else {
+		flags = append(flags, "not served")
 	}
 	if v.Storage {
 		flags = append(flags, "storage")
+	}
+	if v.Deprecated != "" {
+		flags = append(flags, "deprecated: the server warns "+strconv.Quote(v.Deprecated))
 	}
 	if len(flags) == 0 {
 		return ""

@@ -373,6 +373,9 @@ func (c *Catalog) prune(d *document.Document, opts pruneOptions) (*prune.Result,
 	crd, _ := c.reg.Lookup(res.Object.APIVersion, res.Object.Kind)
 	res.Object.Namespace = c.opts.Namespaces.shown(crd, res.Object.Namespace)
 	var findings []finding.Finding
+	if res.Deprecated != "" {
+		findings = append(findings, finding.DeprecatedVersion(res.Deprecated, d.Source.Line))
+	}
 	for _, ch := range res.Changes {
 		findings = append(findings, finding.FromChange(ch, res.Object.Kind, res.StorageVersion))
 	}
@@ -588,6 +591,9 @@ type UpdateResult struct {
 	Refused []update.Finding
 	// Warnings is what the server drops or changes of the new object.
 	Warnings []prune.Change
+	// Deprecated is the warning the server returns with every request for
+	// the object's version, when its CRD deprecates it.
+	Deprecated string
 }
 
 // updateResult checks d as an update of its old version (oldOf), or as a create
@@ -608,6 +614,7 @@ func (c *Catalog) updateResult(ctx context.Context, d *document.Document) (*Upda
 		return res, nil
 	}
 	res.Object.Namespace = c.opts.Namespaces.shown(crd, ref.Namespace)
+	res.Deprecated, _ = crd.DeprecationWarning(gv.Version)
 	s, err := crd.ServedSchema(gv.Version)
 	if err != nil {
 		return nil, &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}

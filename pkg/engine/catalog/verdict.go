@@ -218,6 +218,9 @@ func (c *Catalog) updateVerdict(ctx context.Context, d *document.Document, gate 
 		f.Line = d.Source.Line
 		findings = append(findings, f)
 	default:
+		if res.Deprecated != "" {
+			findings = append(findings, finding.DeprecatedVersion(res.Deprecated, d.Source.Line))
+		}
 		for _, w := range res.Warnings {
 			findings = append(findings, finding.FromChange(w, res.Object.Kind, ""))
 		}

@@ -32,10 +32,13 @@ const (
 	Invalid       Check = "Invalid"       // the server's validation would refuse the create
 	// CRDWarning: the server would warn of a CRD it accepts, or no server serves its apiVersion.
 	CRDWarning Check = "CRDWarning"
+	// Deprecated: the object is of a version its CRD deprecates; the
+	// server warns of every request for it.
+	Deprecated Check = "Deprecated"
 )
 
 // Checks are every check, in the order their names are listed.
-var Checks = []Check{Prune, NonStructural, Update, MissingCRD, Invalid, Breaking, DataLoss, CRDChange, CRDWarning}
+var Checks = []Check{Prune, NonStructural, Update, MissingCRD, Invalid, Breaking, DataLoss, CRDChange, CRDWarning, Deprecated}
 
 // Severity says whether a finding fails a run.
 type Severity string
@@ -222,6 +225,14 @@ func Redefined(first, later string) Finding {
 		Reason: ReasonRedefined, Severity: Warning,
 		Message: fmt.Sprintf("defined twice, differently (%s and %s): the later one, of %s, is used", first, later, later),
 	}
+}
+
+// DeprecatedVersion is an object of a version its CRD deprecates: the
+// warning the server returns with every request for that version, in its
+// words (schema.CRD.DeprecationWarning). A warning, unless the gate names
+// Deprecated. line is the object's.
+func DeprecatedVersion(warning string, line int) Finding {
+	return Finding{Check: Deprecated, Severity: Warning, Message: warning, Line: line}
 }
 
 // NoCRD is an object of a kind that no CRD defines, which is not checked.

@@ -35,11 +35,15 @@ const (
 
 // Result is what the server does to one document.
 type Result struct {
-	Object  document.ObjectRef `json:"object"`
-	Source  document.Source    `json:"source"`
-	Status  Status             `json:"status"`
-	CRD     string             `json:"crd,omitempty"`
-	Changes []Change           `json:"changes"`
+	Object document.ObjectRef `json:"object"`
+	Source document.Source    `json:"source"`
+	Status Status             `json:"status"`
+	CRD    string             `json:"crd,omitempty"`
+	// Deprecated is the warning the server returns with every request for
+	// the object's version, when its CRD deprecates it
+	// (schema.CRD.DeprecationWarning).
+	Deprecated string   `json:"deprecated,omitempty"`
+	Changes    []Change `json:"changes"`
 	// Errors are why the server refuses an Invalid object.
 	Errors []FieldError `json:"errors,omitempty"`
 	// Reformatted is set when the changes could not be applied to the YAML
@@ -76,6 +80,7 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 		return res, nil
 	}
 	res.Status, res.CRD = Checked, crd.Name()
+	res.Deprecated, _ = crd.DeprecationWarning(gv.Version)
 	if crd.ClusterScoped() {
 		res.Object.Namespace = "" // the server drops it
 	}

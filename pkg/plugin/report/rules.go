@@ -61,6 +61,10 @@ var Rules = []Rule{
 		"Listed for the record: a version added, a default added, an enum loosened; a warning where clients may notice (a new default an existing object reads with)."},
 	{string(finding.CRDWarning), "The API server would warn of the CustomResourceDefinition",
 		"What the server warns of when it accepts the CRD, in its words, or an apiVersion no server serves (apiextensions.k8s.io/v1beta1)."},
+	{string(finding.Deprecated), "The object is of a version its CustomResourceDefinition deprecates",
+		"The API server answers every request for a deprecated version (deprecated: true) with a warning: the version's deprecationWarning, " +
+			"else its own text naming the newest served version that is not deprecated. Move the manifest to that version before the CRD stops " +
+			"serving this one. A warning unless --fail-on names Deprecated."},
 	{NoteRule, "A note on the inputs, or on what a check left undone",
 		"A CRD defined twice, a storage version reached through a conversion webhook (not computed), a List written again without its comments, " +
 			"a duplicate key or a line kubectl's reader drops, an object of a version the previous CRD lacks. Never fails a run."},
