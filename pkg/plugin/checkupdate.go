@@ -101,8 +101,9 @@ format and bounds tightened, list types, defaults and rules, each with a severit
 DataLoss, Invalid, Warning, Info). Then every existing object (of --objects; else, offline, the
 objects of --old; else listed from the cluster in every served version, --chunk-size at a time) is
 run through the new CRD as the server runs it: what it loses when read (pruning), why a create of
-it again, or even an unchanged update (ratcheting), would be refused. -f also takes Helm charts, as --old does: a chart's CRDs, rendered with --set and --values, are
-the new CRDs, so that --old CHART@X -f CHART@Y checks a chart's upgrade. Exit 1 when a Breaking,
+it again, or even an unchanged update (ratcheting), would be refused. -f also takes Helm charts,
+as --old does: a chart's CRDs, rendered with --set and --values, are the new CRDs, so that
+--old CHART@X -f CHART@Y checks a chart's upgrade. Exit 1 when a Breaking,
 DataLoss or Invalid change hurts at least one object or the server refuses the CRD update
 (--strict: when one exists at all); with --fail-on naming CRDChange, on any change that loses
 nothing.
