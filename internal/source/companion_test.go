@@ -66,7 +66,7 @@ func renderHelper(chart string) int {
 // memory" ("oom", Linux; "watchdog-and-oom" as its watchdog's line is
 // written), panics ("panic"), does not know a flag ("old"), or fails as
 // crd-helm does, exit 2, with a message of 10 MB ("loud") or writing its
-// arguments ("args").
+// arguments ("args"); or renders no CRD ("none").
 func fakeHelm(mode string) int {
 	switch mode {
 	case "hang":
@@ -91,6 +91,9 @@ func fakeHelm(mode string) int {
 	case "args":
 		fmt.Fprintln(os.Stderr, strings.Join(os.Args[1:], " "))
 		return 2
+	case "none": // a chart that renders no CRD
+		fmt.Printf(`{"build": %q, "files": []}`+"\n", buildinfo.Version())
+		return 0
 	}
 	return 3
 }
@@ -185,6 +188,32 @@ func TestRenderDeaths(t *testing.T) {
 		// crd-helm's message is about the chart, which the source names.
 		if tc.mode == "args" && tc.memory != "lots" && !strings.HasPrefix(err.Error(), "src: render --build ") {
 			t.Errorf("crd-helm's message: %v", err)
+		}
+	}
+}
+
+// A Set says which of its arguments were Helm charts (check-update's -f
+// takes charts only): a chart on disk, even one that renders no CRD, is
+// one; a plain OCI artifact, which MayBeChart cannot tell from a chart by
+// its reference, is not, nor is an argument the Set does not hold.
+func TestSetIsChart(t *testing.T) {
+	chart := fakeCompanion(t, "none")
+	reg := newTestRegistry(t)
+	plain, _ := reg.push(t, "crds/app:v1", "a.yaml", crdA)
+	if !MayBeChart(chart) || !MayBeChart(plain) {
+		t.Fatalf("MayBeChart: %s %v, %s %v", chart, MayBeChart(chart), plain, MayBeChart(plain))
+	}
+	set, err := Fetch(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "sources")}, "", []string{chart, plain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	if names, ok := set.Names(chart); !ok || len(names) != 0 {
+		t.Errorf("the chart's files: %v %v, want none", names, ok)
+	}
+	for arg, want := range map[string]bool{chart: true, plain: false, "elsewhere": false} {
+		if got := set.IsChart(arg); got != want {
+			t.Errorf("IsChart(%s) = %v, want %v", arg, got, want)
 		}
 	}
 }

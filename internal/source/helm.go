@@ -59,6 +59,29 @@ func IsChart(arg string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// MayBeChart says whether a source argument may be a Helm chart: one on
+// disk (IsChart), an https URL of a chart by its form (an archive, .tgz,
+// or a repository's chart, https://repo#chart@version), or any oci://
+// reference, which is a chart when its manifest's config is Helm's (a
+// Set tells which it was once fetched: Set.IsChart). An https URL of a
+// file (.yaml, .yml, .json, or any other name) is no chart.
+func MayBeChart(arg string) bool {
+	if !IsRemote(arg) {
+		return IsChart(arg)
+	}
+	u, _, err := parseSource(arg)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "oci":
+		return true
+	case "https", "http":
+		return isChartURL(u)
+	}
+	return false
+}
+
 // isChartURL says whether an https source is a chart: an archive (.tgz),
 // or a repository's chart named by the fragment (of a URL that is no
 // file's, isFileURL).

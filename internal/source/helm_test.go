@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,17 @@ func TestChartForms(t *testing.T) {
 		"https://example.com/v1/crds.yml#L1-L9": httpsKind{}} {
 		if got, err := kindOf(arg); err != nil || got != want {
 			t.Errorf("kindOf(%s) = %T %v, want %T", arg, got, err, want)
+		}
+	}
+	// What may be a chart by its form: an oci:// reference is one or a plain
+	// artifact, as its manifest says; a URL of a file is none.
+	for arg, want := range map[string]bool{chart: true, filepath.Join(dir, "app-1.0.0.tgz"): true, dir: false,
+		"https://example.com/app-1.0.0.tgz": true, "https://charts.example.com#app@1.0.0": true, "https://u:p@charts.example.com/stable#app": true,
+		"oci://r.example/charts/app:1.0.0": true, "oci://r.example/crds@sha256:" + strings.Repeat("0", 64): true,
+		"https://example.com/crds.yaml": false, "https://example.com/crd.yaml#L10": false, "https://example.com/objects": false,
+		"ftp://example.com/app.tgz": false, "-": false} {
+		if got := MayBeChart(arg); got != want {
+			t.Errorf("MayBeChart(%s) = %v", arg, got)
 		}
 	}
 	u, _ := url.Parse("https://charts.example.com/stable#app@v1.2.0")

@@ -13,7 +13,8 @@ type Set struct {
 	fetcher *Fetcher
 	names   map[string][]string
 	local   map[string]string
-	kept    bool // remote sources are among them, in a cache kept after the run
+	charts  map[string]bool // the arguments that were Helm charts
+	kept    bool            // remote sources are among them, in a cache kept after the run
 }
 
 // Fetch fetches the remote sources among the arguments (IsRemote, and
@@ -23,7 +24,7 @@ type Set struct {
 // opts.Update (UpdateLock: other runs' pins kept). The Set is closed by
 // its caller, once its files are read.
 func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string) (*Set, error) {
-	s := &Set{names: map[string][]string{}, local: map[string]string{}}
+	s := &Set{names: map[string][]string{}, local: map[string]string{}, charts: map[string]bool{}}
 	var remote []string
 	for _, as := range args {
 		for _, a := range as {
@@ -54,6 +55,7 @@ func Fetch(ctx context.Context, opts Options, lockFile string, args ...[]string)
 			return nil, err
 		}
 		s.names[a] = []string{} // a chart may hold no CRD
+		s.charts[a] = f.isChart(a)
 		for _, file := range files {
 			s.names[a] = append(s.names[a], file.Name)
 			s.local[file.Name] = file.Path
@@ -82,6 +84,11 @@ func (s *Set) Names(arg string) ([]string, bool) {
 	names, ok := s.names[arg]
 	return names, ok
 }
+
+// IsChart says whether a source argument of the set was a Helm chart,
+// rendered: on disk (IsChart), or fetched (an oci:// reference is one
+// when its manifest's config is Helm's).
+func (s *Set) IsChart(arg string) bool { return s != nil && s.charts[arg] }
 
 // Path is the file that holds the input of name: a remote source's file
 // in the cache, else name itself.

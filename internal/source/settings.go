@@ -48,15 +48,15 @@ var FlagNames = Names{Lock: "--lock", UpdateLock: "--update-lock", Offline: "--o
 // help and defaults (--offline is the command's own: it also keeps the
 // cluster away).
 func (s *Settings) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.Lock, "lock", "", "a lock file (kubectl-crd.lock) pinning the remote sources of --crd-file and --old by digest: a source that changed is an error")
+	fs.StringVar(&s.Lock, "lock", "", "a lock file (kubectl-crd.lock) pinning the remote sources of --crd-file and --old (and the charts of check-update's -f) by digest: a source that changed is an error")
 	fs.BoolVar(&s.UpdateLock, "update-lock", false, "fetch the remote sources anew and write their digests to the --lock file")
 	fs.StringVar(&s.CAFile, "source-certificate-authority", "", "a PEM file of certificates trusted for https sources, beside the system's")
 	fs.BoolVar(&s.Insecure, "source-insecure-skip-tls-verify", false, "do not verify the certificates of https sources (insecure)")
 	fs.BoolVar(&s.PlainHTTP, "source-plain-http", false, "reach oci:// registries without TLS (one on loopback always is), and follow plain http on loopback from https (a redirect, a chart's archive)")
 	fs.StringVar(&s.ClientCert, "source-client-certificate", "", "a PEM client certificate for https sources and oci:// registries that ask for one (mutual TLS)")
 	fs.StringVar(&s.ClientKey, "source-client-key", "", "the PEM key of --source-client-certificate (default: its own file, which then holds both)")
-	fs.StringArrayVar(&s.ChartSet, "set", nil, "a value of every Helm chart source of --crd-file and --old, as helm's --set (key=value; repeatable), e.g. --set crds.enabled=true")
-	fs.StringArrayVar(&s.ChartValues, "values", nil, "a values file of every Helm chart source of --crd-file and --old, as helm's --values (repeatable; --set after them)")
+	fs.StringArrayVar(&s.ChartSet, "set", nil, "a value of every Helm chart source of --crd-file and --old (and of check-update's -f), as helm's --set (key=value; repeatable), e.g. --set crds.enabled=true")
+	fs.StringArrayVar(&s.ChartValues, "values", nil, "a values file of every Helm chart source of --crd-file and --old (and of check-update's -f), as helm's --values (repeatable; --set after them)")
 	s.Names, s.flags = FlagNames, fs
 }
 

@@ -122,7 +122,9 @@ type Fetcher struct {
 	cache   *blobs
 	mu      sync.Mutex
 	fetched map[string][]File
-	client  *client
+	// charts are the sources fetched that were Helm charts, by name.
+	charts map[string]bool
+	client *client
 	// pins are the sources fetched with Options.Update, for the lock.
 	pins []Pin
 	// values are the values files of the charts, once read (valuesFiles).
@@ -149,7 +151,7 @@ func New(opts Options) (*Fetcher, error) {
 	if cache.untrusted != nil && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("the cache of remote sources is not trusted: read only, a file used as its digest verifies it: %v", cache.untrusted))
 	}
-	return &Fetcher{opts: opts, cache: cache, fetched: map[string][]File{}, client: c}, nil
+	return &Fetcher{opts: opts, cache: cache, fetched: map[string][]File{}, charts: map[string]bool{}, client: c}, nil
 }
 
 // Close removes what a run without a cache fetched, and the charts
@@ -177,6 +179,10 @@ func (f *Fetcher) Files(ctx context.Context, arg string) ([]File, error) {
 	} else {
 		files, err = f.resolve(ctx, arg, name)
 	}
+	chart := false
+	for _, file := range files {
+		chart = chart || file.chart
+	}
 	if err == nil {
 		files, err = f.renderCharts(ctx, name, files)
 	}
@@ -187,8 +193,15 @@ func (f *Fetcher) Files(ctx context.Context, arg string) ([]File, error) {
 		}
 		return nil, err
 	}
-	f.fetched[name] = files
+	f.fetched[name], f.charts[name] = files, chart
 	return files, nil
+}
+
+// isChart says whether a source Files read was a Helm chart.
+func (f *Fetcher) isChart(arg string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.charts[Redact(arg)]
 }
 
 // resolve reads a source by its pin, by the last fetch offline, or

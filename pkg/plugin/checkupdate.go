@@ -41,8 +41,8 @@ type CheckUpdateOptions struct {
 func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags),
 		outputFlags: newOutputFlags("output format: text or json; sarif, junit or github: a report of the findings, for CI", reportFormats("text", "json")...),
-		inputs: inputFlags{replaces: true, usage: inputUsage{
-			Filename:  "files or directories with the new objects or CRDs, - for stdin (repeatable)",
+		inputs: inputFlags{replaces: true, charts: true, usage: inputUsage{
+			Filename:  "files or directories with the new objects or CRDs, - for stdin, or Helm charts whose CRDs are the new ones (a directory with Chart.yaml, a .tgz, https://repo#chart@version, oci://...) (repeatable)",
 			Old:       "files or directories with the old objects and CRDs (default: read them from the cluster)",
 			Recursive: "read directories recursively",
 			CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
@@ -101,7 +101,9 @@ format and bounds tightened, list types, defaults and rules, each with a severit
 DataLoss, Invalid, Warning, Info). Then every existing object (of --objects; else, offline, the
 objects of --old; else listed from the cluster in every served version, --chunk-size at a time) is
 run through the new CRD as the server runs it: what it loses when read (pruning), why a create of
-it again, or even an unchanged update (ratcheting), would be refused. Exit 1 when a Breaking,
+it again, or even an unchanged update (ratcheting), would be refused. -f also takes Helm charts,
+as --old does: a chart's CRDs, rendered with --set and --values, are the new CRDs, so that
+--old CHART@X -f CHART@Y checks a chart's upgrade. Exit 1 when a Breaking,
 DataLoss or Invalid change hurts at least one object or the server refuses the CRD update
 (--strict: when one exists at all); with --fail-on naming CRDChange, on any change that loses
 nothing.
@@ -125,6 +127,9 @@ SARIF 2.1.0 for code scanning, JUnit XML for test reports, GitHub workflow comma
 
   # Offline: the old CRD and the objects from files
   kubectl crd check-update --offline --old crds/old.yaml --objects backup/ -R -f crds/new.yaml
+
+  # Chart to chart: the CRDs of a chart's next version against the cluster's objects
+  kubectl crd check-update --old oci://registry.example/charts/app:1.0.0 -f oci://registry.example/charts/app:2.0.0 --set crds.enabled=true
 
   # The findings for CI: SARIF for code scanning, JUnit for test reports, GitHub annotations
   kubectl crd check-update --offline --crd-file crd.yaml --old applied/ -f rendered/ -R -o sarif > check-update.sarif
@@ -155,10 +160,10 @@ func (o *CheckUpdateOptions) Validate() error {
 	if o.ChunkSize < 0 {
 		return usageErrorf("--chunk-size must be 0 or more, not %d", o.ChunkSize)
 	}
-	if err := refuseURLs("--objects", "check-update", o.Objects); err != nil {
-		return err
-	}
 	for _, name := range o.Objects {
+		if _, err := formOf("--objects", "check-update", name, false); err != nil {
+			return err
+		}
 		if name == "-" && o.inputs.readsStdin() {
 			return usageErrorf("standard input (-) is named by both --objects and another input: it can be read only once")
 		}

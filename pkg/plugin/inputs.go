@@ -37,6 +37,10 @@ type inputFlags struct {
 	// replaces: the CRDs of -f replace the versions before them
 	// (check-update's CRD upgrades), read by the catalog's Loader.Inputs (replaces).
 	replaces bool
+	// charts: -f takes Helm charts, whose CRDs, rendered, are its
+	// documents (check-update's chart-to-chart upgrades); the other
+	// commands refuse a chart in -f (formOf).
+	charts bool
 }
 
 // inputUsage are the help texts of a command's input flags: each command
@@ -146,8 +150,10 @@ func (f *inputFlags) Validate() error {
 	if err := f.remote.Validate(f.offline); err != nil {
 		return err
 	}
-	if err := refuseURLs("-f", f.command, f.Filenames); err != nil {
-		return err
+	for _, name := range f.Filenames {
+		if _, err := formOf("-f", f.command, name, f.charts); err != nil {
+			return err
+		}
 	}
 	first := ""
 	for _, s := range f.sources(&inputDocs{}) {
@@ -192,6 +198,59 @@ func (f *inputFlags) Read(stdin io.Reader) (*inputDocs, error) {
 		}
 	}
 	return docs, nil
+}
+
+// inputForm is how an argument of -f is read.
+type inputForm int
+
+const (
+	// pathInput is a file, a directory (its .yaml, .yml and .json files)
+	// or - for standard input, read as YAML or JSON.
+	pathInput inputForm = iota
+	// chartInput is a Helm chart: its CRDs, rendered as a chart of --old
+	// is (source.Fetch), named by the source and their path in the chart.
+	chartInput
+)
+
+// formOf is how flag of command reads the argument name: a chart when the
+// command takes charts (charts) and the argument may be one
+// (source.MayBeChart: a directory with a Chart.yaml or a .tgz on disk, an
+// https URL of an archive or of a repository's chart, an oci://
+// reference, whose manifest tells), else a path. A URL that is no chart
+// is refused (refuseURLs: objects are not fetched), as is a chart on disk
+// where the command does not take charts (refuseChart): read as files,
+// its templates are no objects, and its archive no YAML.
+func formOf(flag, command, name string, charts bool) (inputForm, error) {
+	switch {
+	case name == "-":
+		return pathInput, nil
+	case charts && source.MayBeChart(name):
+		return chartInput, nil
+	case source.IsRemote(name):
+		return pathInput, refuseURLs(flag, command, []string{name})
+	case source.IsChart(name):
+		return pathInput, refuseChart(flag, command, name)
+	}
+	return pathInput, nil
+}
+
+// chartInputs are the arguments of -f that are Helm charts (formOf).
+func (f *inputFlags) chartInputs() []string {
+	var out []string
+	for _, name := range f.Filenames {
+		if form, err := formOf("-f", f.command, name, f.charts); err == nil && form == chartInput {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// refuseChart refuses a Helm chart on disk given to a flag that reads
+// files, directories and standard input, saying how to give it rendered.
+func refuseChart(flag, command, name string) error {
+	return usageErrorf("%[1]s %[2]s: a Helm chart: %[1]s reads files, directories and standard input (-), not charts: "+
+		"give it the chart rendered, e.g. helm template --include-crds %[2]s | kubectl crd %[3]s %[1]s -",
+		flag, name, command)
 }
 
 // refuseURLs refuses a URL among the names of a flag that reads files,

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
+	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/internal/safewrite"
 	"github.com/kubectl-crd/kubectl-crd/internal/source"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
@@ -49,7 +50,8 @@ type objectStream struct {
 	loader *catalog.Loader
 	// cache holds the indexes of the files of --crd-file.
 	cache crdindex.Cache
-	// remote are the remote sources of --crd-file and --old, fetched.
+	// remote are the remote sources of --crd-file and --old, and the
+	// charts of -f (check-update's), fetched and rendered.
 	remote *source.Set
 }
 
@@ -62,6 +64,7 @@ var keepBytes = 2 << 20
 // again by its name, anything else from the spool the first pass filled.
 type rereadable struct {
 	name  string
+	path  string // the file that holds it: a rendered chart's in the source.Set
 	spool *safewrite.Spool
 }
 
@@ -94,11 +97,15 @@ func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer
 	if s.cache, err = crdindex.Open(crdindex.DefaultDir(), crdindex.BuildKey()); err != nil && len(f.CRDFiles) > 0 {
 		warnOn(errOut)(err.Error())
 	}
-	remote, err := f.remote.fetch(ctx, warnOn(errOut), f.CRDFiles, f.Old)
+	remote, err := f.remote.fetch(ctx, warnOn(errOut), f.CRDFiles, f.Old, f.chartInputs())
 	if err != nil {
 		return nil, err
 	}
 	s.remote = remote
+	if err := f.checkCharts(remote, errOut); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if remote.Kept() && f.cluster != nil {
 		f.cluster.sourcesKept()
 	}
@@ -118,6 +125,23 @@ func (f *inputFlags) Scan(ctx context.Context, stdin io.Reader, errOut io.Writer
 		}
 	}
 	return s, nil
+}
+
+// checkCharts refuses an argument of -f fetched as a chart that was none
+// (a plain OCI artifact: objects are not fetched), and warns of a chart
+// that renders no CRD (a value such as crds.enabled not given), which
+// checks nothing.
+func (f *inputFlags) checkCharts(remote *source.Set, errOut io.Writer) error {
+	for _, name := range f.chartInputs() {
+		if !remote.IsChart(name) {
+			return usageErrorf("-f %s: not a Helm chart (a plain OCI artifact): -f reads Helm charts, files, directories and standard input (-), "+
+				"not other remote sources: pull its files (oras pull) and give them", source.Redact(name))
+		}
+		if names, _ := remote.Names(name); len(names) == 0 {
+			printable.Fprintf(errOut, "Warning: -f %s: the chart renders no CustomResourceDefinition (crds/ and templates, with its values, --set and --values)\n", source.Redact(name))
+		}
+	}
+	return nil
 }
 
 // Failing reports whether a finding about the inputs fails the run (a
@@ -307,10 +331,10 @@ func (s *objectStream) keep(d *document.Document) {
 // anything else, which cannot be read twice, from a spool the first pass
 // fills as it reads.
 func (s *objectStream) open(name string, stdin io.Reader, again bool) (io.ReadCloser, rereadable, error) {
-	r := rereadable{name: name}
+	r := rereadable{name: name, path: s.remote.Path(name)}
 	in := io.NopCloser(stdin)
 	if name != "-" {
-		f, err := os.Open(s.remote.Path(name))
+		f, err := os.Open(r.path)
 		if err != nil {
 			return nil, r, inputError(err)
 		}
@@ -388,7 +412,7 @@ func (in rereadable) each(fn func(*document.Document) error) error {
 		}
 		r = in.spool
 	} else {
-		f, err := os.Open(in.name)
+		f, err := os.Open(in.path)
 		if err != nil {
 			return inputError(err)
 		}
