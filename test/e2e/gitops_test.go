@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -268,7 +269,7 @@ func (p *rbacProxy) kubeconfig(t *testing.T) string {
 	return faultKubeconfig(t, func(c *clientcmdapi.Cluster) {
 		c.Server = p.srv.URL
 		c.CertificateAuthority = ""
-		c.CertificateAuthorityData = (&faultProxy{srv: p.srv}).CAData()
+		c.CertificateAuthorityData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.srv.Certificate().Raw})
 	})
 }
 
@@ -385,11 +386,11 @@ func strictDecode(doc map[string]interface{}) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = serializerStrict.Decode(b, nil, nil)
+	_, _, err = strictDecoder.Decode(b, nil, nil)
 	return err
 }
 
-var serializerStrict = serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+var strictDecoder = serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 
 // The check Job of examples/gitops, as Argo CD and as Flux render it, run
 // as its Pod would run it against the test API server through the
@@ -404,7 +405,9 @@ func TestGitOpsCheckJob(t *testing.T) {
 	x := NewTest(t)
 	k := kubectls[0].Path
 	const crdName = "crd/gizmos.upgrade.example.com"
-	t.Cleanup(func() { x.Run(k, "delete", crdName, "--ignore-not-found", "--wait=false") })
+	// Gone before and after, with its gizmos: another test's may still be terminating.
+	x.Run(k, "delete", crdName, "--ignore-not-found")
+	t.Cleanup(func() { x.Run(k, "delete", crdName, "--ignore-not-found") })
 	safe, breaking := copyGitops(t, ""), copyGitops(t, filepath.Join(krmUpgradeDir, "crd.yaml"))
 	cases := []struct {
 		name, root string
@@ -569,7 +572,7 @@ func dryRunGitops(t *testing.T, x *Test, crds []string, docs []map[string]interf
 		if r := x.Run(k, "create", "-f", c, "-o", "name"); r.Code != 0 {
 			t.Fatalf("kubectl create -f %s: exit %d\n%s", c, r.Code, r.Stderr)
 		}
-		t.Cleanup(func() { x.Run(k, "delete", "-f", c, "--wait=false") })
+		t.Cleanup(func() { x.Run(k, "delete", "-f", c) })
 	}
 	for _, c := range crds {
 		if r := x.Run(k, "wait", "--for=condition=Established", "--timeout=60s", "-f", c); r.Code != 0 {
