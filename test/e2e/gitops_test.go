@@ -677,3 +677,64 @@ func TestGitOpsKustomizeFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// What Argo CD reads of examples/gitops: every object of the check is a
+// PreSync hook replaced before the next one is created (so that the Job
+// and what it needs exist, in that phase, before anything of the sync),
+// and nothing else is a hook: the CRDs are applied in the sync, after it.
+// What Flux applies carries no hook annotation. The paths the Application
+// and the Kustomizations name are directories of the repository that
+// kustomize builds as each tool builds them.
+func TestGitOpsWiring(t *testing.T) {
+	root := filepath.Join(repoRoot(), gitopsDir)
+	for _, b := range gitopsBuilds {
+		for _, d := range buildGitops(t, root, b.dir, b.restrictor).docs {
+			meta := d["metadata"].(map[string]interface{})
+			annotations, _ := meta["annotations"].(map[string]interface{})
+			labels, _ := meta["labels"].(map[string]interface{})
+			check := labels["app.kubernetes.io/name"] == "gizmo-crd-check"
+			hook := map[string]interface{}{
+				"argocd.argoproj.io/hook":               "PreSync",
+				"argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
+			}
+			if b.name != "argocd" || !check {
+				hook = nil
+			}
+			var got map[string]interface{}
+			for k, v := range annotations {
+				if strings.HasPrefix(k, "argocd.argoproj.io/") {
+					if got == nil {
+						got = map[string]interface{}{}
+					}
+					got[k] = v
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(hook) {
+				t.Errorf("%s: %s %s: Argo CD annotations %v, want %v", b.name, d["kind"], meta["name"], got, hook)
+			}
+		}
+	}
+	var paths []string
+	for _, f := range []string{filepath.Join("argocd", "application.yaml"), filepath.Join("flux", "kustomizations.yaml")} {
+		for _, d := range readDocs(t, filepath.Join(root, f)) {
+			spec := d.Object["spec"].(map[string]interface{})
+			if source, ok := spec["source"].(map[string]interface{}); ok {
+				paths = append(paths, source["path"].(string))
+			} else if p, ok := spec["path"].(string); ok {
+				paths = append(paths, p)
+			}
+		}
+	}
+	if len(paths) != 3 {
+		t.Fatalf("paths %q, want the Application's and the two Kustomizations'", paths)
+	}
+	for i, p := range paths {
+		restrictor := "LoadRestrictionsNone" // Flux's
+		if i == 0 {
+			restrictor = "LoadRestrictionsRootOnly" // Argo CD's default
+		}
+		if r := NewTest(t).Run(kustomize, "build", "--load-restrictor", restrictor, filepath.Join(repoRoot(), p)); r.Code != 0 {
+			t.Errorf("kustomize build %s: exit %d\n%s", p, r.Code, r.Stderr)
+		}
+	}
+}
