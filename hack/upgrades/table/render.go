@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
@@ -53,6 +54,9 @@ func changes(p *Pair) string {
 	if n := len(p.Removed); n > 0 {
 		s += fmt.Sprintf("; %s no longer shipped", plural(n, "CRD"))
 	}
+	if n := len(p.Refused); n > 0 {
+		s += fmt.Sprintf("; %s of %s refused by the server as written", plural(n, "CRD"), p.From)
+	}
 	return s
 }
 
@@ -93,6 +97,9 @@ func hurtSummary(p *Pair) string {
 // details lists the severe changes of each CRD, with the samples each
 // hurts, then every sample hurt with what it loses or why it is refused.
 func details(b *strings.Builder, p *Pair) {
+	if len(p.Refused) > 0 {
+		fmt.Fprintf(b, "- the server refuses to create %s of %s as written (%s): no cluster holds them so\n", plural(len(p.Refused), "CRD"), p.From, strings.Join(p.Refused, ", "))
+	}
 	for _, u := range p.Upgrades {
 		var lines []string
 		seen := map[string]bool{}
@@ -110,6 +117,9 @@ func details(b *strings.Builder, p *Pair) {
 		if len(lines) == 0 {
 			continue
 		}
+		// The worst first (the checks sort so), then by words: the
+		// server's errors of one field come in no fixed order.
+		sort.Strings(lines)
 		if len(lines) > shownChanges {
 			lines = append(lines[:shownChanges], fmt.Sprintf("  - and %d more", len(lines)-shownChanges))
 		}

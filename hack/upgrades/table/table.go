@@ -10,12 +10,16 @@ package table
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
@@ -98,6 +102,10 @@ type Pair struct {
 	Unstored int
 	// NoSamples: the corpus has no samples of the project at all.
 	NoSamples bool
+	// Refused are the CRDs of release N whose files the server refuses to
+	// create (cert-manager's deploy/crds are Helm templates): the pair is
+	// not one a cluster can have met with these files.
+	Refused []string
 }
 
 // Hurt are the checked samples the upgrade hurts.
@@ -186,6 +194,9 @@ func comparePair(from, to *Release, samples []Sample) (*Pair, error) {
 			continue
 		}
 		nw := to.CRDs[name]
+		if errs, _ := v.ValidateCRDCreate(crdObject(old.Raw)); len(errs) > 0 {
+			p.Refused = append(p.Refused, name)
+		}
 		u := &Upgrade{Name: name, Old: old, New: nw}
 		u.Changes = crdupgrade.Compare(crdupgrade.CRD{CRD: old.CRD, Raw: old.Raw}, crdupgrade.CRD{CRD: nw.CRD, Raw: nw.Raw}, v)
 		u.Tally = crdupgrade.NewTally(u.Changes)
@@ -270,6 +281,12 @@ func Stores(crd *schema.CRD, s Sample, v strategy.Validators) bool {
 	if err != nil || s.Ref.Name == "" {
 		return false
 	}
+	// The registry refuses a create that sets resourceVersion before any
+	// validation ("resourceVersion should not be set on objects to be
+	// created"): a sample copied from a cluster (Argo CD's test data).
+	if rv, _, _ := unstructured.NestedFieldNoCopy(s.Doc.Object, "metadata", "resourceVersion"); rv != nil {
+		return false
+	}
 	if ver, ok := crd.Version(gv.Version); !ok || !ver.Served {
 		return false
 	}
@@ -344,6 +361,16 @@ func readSamples(dir string, files []string) ([]Sample, error) {
 		}
 	}
 	return out, nil
+}
+
+// crdObject is a CRD as its file writes it, as a create sends it: the
+// server defaults it itself.
+func crdObject(raw map[string]interface{}) *apiextensionsv1.CustomResourceDefinition {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if b, err := json.Marshal(raw); err == nil {
+		_ = json.Unmarshal(b, crd)
+	}
+	return crd
 }
 
 type manifestRow struct{ project, version, local, kind string }
