@@ -105,9 +105,10 @@ func refused(p *table.Pair) bool {
 }
 
 type upgradeServer struct {
-	crds   apiextensionsclient.Interface
-	dyn    dynamic.Interface
-	canary *canary
+	crds    apiextensionsclient.Interface
+	dyn     dynamic.Interface
+	canary  *canary
+	deleted map[string]bool
 }
 
 func newUpgradeServer(t *testing.T) *upgradeServer {
@@ -117,8 +118,9 @@ func newUpgradeServer(t *testing.T) *upgradeServer {
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
 	cfg.WarningHandler = rest.NoWarnings{}
-	s := &upgradeServer{crds: apiextensionsclient.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
+	s := &upgradeServer{crds: apiextensionsclient.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), deleted: map[string]bool{}}
 	s.canary = newCanary(t, s.crds, s.dyn)
+	t.Cleanup(func() { s.awaitDeleted(t) })
 	return s
 }
 
@@ -148,7 +150,7 @@ func (s *upgradeServer) confirm(t *testing.T, p *table.Pair) {
 	for i, u := range p.Upgrades {
 		names[i] = u.Name
 	}
-	t.Cleanup(func() { s.deleteCRDs(t, names) })
+	t.Cleanup(func() { s.deleteCRDs(names) })
 	errs := make([]error, len(p.Upgrades))
 	inTurn(parityRequests, len(p.Upgrades), func(_, i int) {
 		errs[i] = replaceCRD(ctx, s.crds, crdAsWritten(t, p.Upgrades[i].Old.Raw))
@@ -406,20 +408,28 @@ func (s *upgradeServer) release(objs []*upgradeSample) {
 	}
 }
 
-// deleteCRDs deletes the pair's CRDs and waits until they are gone: the
-// server deletes their objects first, which takes a while for large ones.
-func (s *upgradeServer) deleteCRDs(t *testing.T, names []string) {
-	crds := s.crds.ApiextensionsV1().CustomResourceDefinitions()
+// deleteCRDs deletes the pair's CRDs, without waiting: the server deletes
+// their objects first, a few seconds a CRD, while the next pair runs
+// (replaceCRD waits for those it creates again); awaitDeleted waits for
+// them all at the end.
+func (s *upgradeServer) deleteCRDs(names []string) {
 	for _, n := range names {
-		_ = crds.Delete(context.Background(), n, metav1.DeleteOptions{})
+		_ = s.crds.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), n, metav1.DeleteOptions{})
+		s.deleted[n] = true
 	}
-	for _, n := range names {
-		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+}
+
+// awaitDeleted waits until every CRD the test deleted is gone, so that
+// the tests after it find none of them terminating.
+func (s *upgradeServer) awaitDeleted(t *testing.T) {
+	crds := s.crds.ApiextensionsV1().CustomResourceDefinitions()
+	for n := range s.deleted {
+		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 			_, err := crds.Get(ctx, n, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
 		})
 		if err != nil {
-			t.Errorf("%s: still there 5 minutes after its deletion: %v", n, err)
+			t.Errorf("%s: still there 10 minutes after its deletion: %v", n, err)
 		}
 	}
 }

@@ -95,49 +95,58 @@ func hurtSummary(p *Pair) string {
 }
 
 // details lists the severe changes of each CRD, with the samples each
-// hurts, then every sample hurt with what it loses or why it is refused.
+// hurts, then every sample hurt with what it loses or why it is refused:
+// as text in a fence, for the server's words hold patterns and brackets
+// that Markdown would read as links and emphasis.
 func details(b *strings.Builder, p *Pair) {
+	b.WriteString("```text\n")
 	if len(p.Refused) > 0 {
-		fmt.Fprintf(b, "- the server refuses to create %s of %s as written (%s): no cluster holds them so\n", plural(len(p.Refused), "CRD"), p.From, strings.Join(p.Refused, ", "))
+		fmt.Fprintf(b, "the server refuses to create %s of %s as written: no cluster holds them so\n", plural(len(p.Refused), "CRD"), p.From)
 	}
 	for _, u := range p.Upgrades {
-		var lines []string
-		seen := map[string]bool{}
-		for _, a := range u.Tally.Affected() {
-			if a.Change.Severity.Rank() > crdupgrade.Invalid.Rank() {
-				continue
-			}
-			f := finding.FromCRDChange(a.Change)
-			line := fmt.Sprintf("  - %s: %s%s", f.Check, f.Message, finding.ObjectsHurt(a, len(p.samplesOf(u))))
-			if !seen[line] {
-				seen[line] = true
-				lines = append(lines, line)
-			}
+		if lines := severe(p, u); len(lines) > 0 {
+			fmt.Fprintf(b, "%s:\n%s\n", u.Name, strings.Join(lines, "\n"))
 		}
-		if len(lines) == 0 {
-			continue
-		}
-		// The worst first (the checks sort so), then by words: the
-		// server's errors of one field come in no fixed order.
-		sort.Strings(lines)
-		if len(lines) > shownChanges {
-			lines = append(lines[:shownChanges], fmt.Sprintf("  - and %d more", len(lines)-shownChanges))
-		}
-		fmt.Fprintf(b, "- `%s`:\n%s\n", u.Name, strings.Join(lines, "\n"))
 	}
 	if p.Verdict == CRDChange {
-		fmt.Fprintf(b, "- no change loses data or refuses objects: warnings and notes only\n")
+		b.WriteString("no change loses data or refuses objects: warnings and notes only\n")
 	}
 	hurt := p.Hurt()
 	if len(hurt) > 0 {
-		b.WriteString("\nSamples hurt:\n\n")
+		b.WriteString("samples hurt:\n")
 	}
 	for _, c := range hurt {
-		fmt.Fprintf(b, "- %s (%s):\n", c.Ref, c.Doc.Source)
+		fmt.Fprintf(b, "  %s (%s):\n", c.Ref, c.Doc.Source)
 		for _, f := range c.Hurt {
-			fmt.Fprintf(b, "  - %s: %s\n", f.Check, f.Message)
+			fmt.Fprintf(b, "    %s: %s\n", f.Check, f.Message)
 		}
 	}
+	b.WriteString("```\n")
+}
+
+// severe are the Breaking, DataLoss and Invalid changes of u, each with
+// the samples it hurts, the first few.
+func severe(p *Pair, u *Upgrade) []string {
+	var lines []string
+	seen := map[string]bool{}
+	for _, a := range u.Tally.Affected() {
+		if a.Change.Severity.Rank() > crdupgrade.Invalid.Rank() {
+			continue
+		}
+		f := finding.FromCRDChange(a.Change)
+		line := fmt.Sprintf("  %s: %s%s", f.Check, f.Message, finding.ObjectsHurt(a, len(p.samplesOf(u))))
+		if !seen[line] {
+			seen[line] = true
+			lines = append(lines, line)
+		}
+	}
+	// The worst first (the checks sort so), then by words: the server's
+	// errors of one field come in no fixed order.
+	sort.Strings(lines)
+	if len(lines) > shownChanges {
+		lines = append(lines[:shownChanges], fmt.Sprintf("  and %d more", len(lines)-shownChanges))
+	}
+	return lines
 }
 
 // shownChanges is how many severe changes of a CRD the details show.
