@@ -61,8 +61,8 @@ type Upgrade struct {
 	Name     string
 	Old, New *CRD
 	Changes  []crdupgrade.Change
-	// Verdicts are the changes as check-update words and judges them:
-	// the objects each hurts among the samples, in Affected.
+	// Findings are the changes as check-update words them, one per
+	// change; Tally counts the samples each hurts.
 	Findings []finding.Finding
 	Tally    *crdupgrade.Tally
 }
