@@ -148,6 +148,14 @@ func (o *HelmUpgradeOptions) Complete(args []string) error {
 	if len(o.HelmArgs) == 0 || slices.Equal(o.HelmArgs, []string{"--"}) {
 		return usageErrorf("no release: helm crd-check upgrade RELEASE CHART [helm upgrade's flags]")
 	}
+	// The check's flags refused before helm runs, as check-update refuses them.
+	o.check.inputs.Filenames = []string{"-"}
+	if err := o.check.gateFlags.Complete(o.checks); err != nil {
+		return err
+	}
+	if err := o.check.Validate(); err != nil {
+		return err
+	}
 	o.Helm = helmBinary(getenv)
 	return helmSettings(o.kube, getenv, o.HelmArgs)
 }
