@@ -213,6 +213,16 @@ func TestArchives(t *testing.T) {
 	}
 	mtime := sourceDate(t)
 	for _, p := range built {
+		helmPlugin := map[string][]byte{}
+		for _, name := range release.HelmPluginFiles {
+			tmpl, err := os.ReadFile(filepath.Join(root, release.HelmPluginDir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if helmPlugin[name], err = release.RenderHelmPlugin(name, tmpl, testVersion, p); err != nil {
+				t.Fatal(err)
+			}
+		}
 		entries := readArchive(t, filepath.Join(dists[0], p.Archive()))
 		var names []string
 		for _, e := range entries {
@@ -224,12 +234,15 @@ func TestArchives(t *testing.T) {
 			want := map[string]struct {
 				mode int64
 				data []byte
-			}{p.Binary(): {0o755, nil}, p.Companion(): {0o755, nil}, "LICENSE": {0o644, license}, "kubectl_complete-crd": {0o755, shim}}[e.hdr.Name]
+			}{p.Binary(): {0o755, nil}, p.Companion(): {0o755, nil}, "LICENSE": {0o644, license}, "kubectl_complete-crd": {0o755, shim},
+				"plugin.yaml": {0o644, helmPlugin["plugin.yaml"]}, "crd-check-post-renderer/plugin.yaml": {0o644, helmPlugin["crd-check-post-renderer/plugin.yaml"]},
+			}[e.hdr.Name]
 			if e.hdr.Mode != want.mode || (want.data != nil && !bytes.Equal(e.data, want.data)) {
 				t.Errorf("%s: %s: mode %o, want %o; or not the repository's file", p.Archive(), e.hdr.Name, e.hdr.Mode, want.mode)
 			}
 		}
-		want := []string{"LICENSE", p.Companion(), p.Binary(), "kubectl_complete-crd"}
+		// The Helm plugin's files: the unpacked archive is the plugin crd-check's directory (docs/upgrades.md).
+		want := []string{"LICENSE", "crd-check-post-renderer/plugin.yaml", p.Companion(), p.Binary(), "kubectl_complete-crd", "plugin.yaml"}
 		if !slices.Equal(names, want) {
 			t.Errorf("%s holds %q, want %q in this order", p.Archive(), names, want)
 		}

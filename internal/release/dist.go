@@ -79,12 +79,16 @@ func Dist(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		archive := filepath.Join(o.Out, p.Archive())
-		sum, err := writeArchiveFile(archive, []ArchiveFile{
+		helm, err := helmPluginFiles(o.Root, filepath.Join(filepath.Dir(bin), "helm-plugin"), o.Version, p)
+		if err != nil {
+			return nil, err
+		}
+		sum, err := writeArchiveFile(archive, append([]ArchiveFile{
 			{Name: p.Binary(), Source: bin, Mode: 0o755},
 			{Name: p.Companion(), Source: filepath.Join(filepath.Dir(bin), p.Companion()), Mode: 0o755},
 			{Name: "LICENSE", Source: filepath.Join(o.Root, "LICENSE"), Mode: 0o644},
 			{Name: filepath.Base(CompletionShim), Source: filepath.Join(o.Root, CompletionShim), Mode: 0o755},
-		}, o.MTime)
+		}, helm...), o.MTime)
 		if err != nil {
 			return nil, err
 		}

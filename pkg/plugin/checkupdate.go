@@ -39,14 +39,7 @@ type CheckUpdateOptions struct {
 
 // NewCmdCheckUpdate returns "kubectl crd check-update".
 func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags),
-		outputFlags: newOutputFlags("output format: text or json; sarif, junit or github: a report of the findings, for CI", reportFormats("text", "json")...),
-		inputs: inputFlags{replaces: true, charts: true, usage: inputUsage{
-			Filename:  "files or directories with the new objects or CRDs, - for stdin, or Helm charts whose CRDs are the new ones (a directory with Chart.yaml, a .tgz, https://repo#chart@version, oci://...) (repeatable)",
-			Old:       "files or directories with the old objects and CRDs (default: read them from the cluster)",
-			Recursive: "read directories recursively",
-			CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
-		}}}
+	o := newCheckUpdateOptions(configFlags, streams)
 	cmd := &cobra.Command{
 		Use:               "check-update -f NEW [--old OLD] [--crd-file CRD]... [--objects OBJECTS]... [-o text|json|sarif|junit|github]",
 		Short:             "Tell whether the API server, or the CRD's mutability markers, would refuse an update; what a CRD upgrade breaks",
@@ -71,10 +64,30 @@ func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams gener
 	o.kubeVersion.AddFlags(cmd, "without --offline")
 	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")
 	completeFiles(cmd, "objects")
+	o.addUpgradeFlags(cmd)
+	return cmd
+}
+
+// newCheckUpdateOptions are check-update's options, on the cluster of
+// configFlags: the command's, and those of the Helm plugin's commands,
+// which run the same check on what Helm renders (helm.go).
+func newCheckUpdateOptions(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *CheckUpdateOptions {
+	return &CheckUpdateOptions{IOStreams: streams, cluster: newCluster(configFlags),
+		outputFlags: newOutputFlags("output format: text or json; sarif, junit or github: a report of the findings, for CI", reportFormats("text", "json")...),
+		inputs: inputFlags{replaces: true, charts: true, usage: inputUsage{
+			Filename:  "files or directories with the new objects or CRDs, - for stdin, or Helm charts whose CRDs are the new ones (a directory with Chart.yaml, a .tgz, https://repo#chart@version, oci://...) (repeatable)",
+			Old:       "files or directories with the old objects and CRDs (default: read them from the cluster)",
+			Recursive: "read directories recursively",
+			CRDFile:   "CustomResourceDefinition files or directories (repeatable)",
+		}}}
+}
+
+// addUpgradeFlags registers what decides a CRD upgrade's verdict against
+// the cluster: --strict, the gate's flags, --chunk-size.
+func (o *CheckUpdateOptions) addUpgradeFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "CRD upgrade: exit 1 on any Breaking, DataLoss or Invalid change, whether or not it hurts an object")
 	o.gateFlags.AddFlags(cmd)
 	cmd.Flags().Int64Var(&o.ChunkSize, "chunk-size", 500, "CRD upgrade: list the cluster's objects this many at a time (0: all in one request)")
-	return cmd
 }
 
 // checkUpdateLong and checkUpdateExample are the help of the command.

@@ -91,7 +91,7 @@ func TestCompleteCommands(t *testing.T) {
 		}
 		names = append(names, name)
 	}
-	want := []string{"check-update", "completion", "explain-structural", "help", "holes", "lower-mutability", "prune", "test", "version"}
+	want := []string{"check-update", "completion", "explain-structural", "helm", "help", "holes", "lower-mutability", "prune", "test", "version"}
 	if diff := cmp.Diff(want, names); diff != "" || directive != directiveNoFiles {
 		t.Errorf("directive %s, commands (-want +got):\n%s", directive, diff)
 	}

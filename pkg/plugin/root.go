@@ -80,6 +80,7 @@ Each request to the cluster, and the kubeconfig's credential plugin, times out a
 		NewCmdLowerMutability(streams),
 		NewCmdTest(streams),
 		NewCmdHoles(streams),
+		NewCmdHelm(configFlags, streams),
 		NewCmdVersion(streams),
 		NewCmdCompletion(streams),
 	)

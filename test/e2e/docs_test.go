@@ -670,6 +670,7 @@ var commandPages = map[string]string{
 	"lower-mutability":   "mutability.md",
 	"test":               "test.md",
 	"holes":              "holes.md",
+	"helm":               "upgrades.md",
 	"version":            "getting-started.md",
 	// cobra's own commands: their --help is their page.
 	"help":       "",
