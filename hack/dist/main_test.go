@@ -366,8 +366,19 @@ func TestBinaryRuns(t *testing.T) {
 		t.Skipf("no release for %s", host)
 	}
 	dir := t.TempDir()
+	// Unpacked as tar does: the Helm post-renderer plugin is a directory.
 	for _, e := range readArchive(t, filepath.Join(dists[0], host.Archive())) {
-		if err := os.WriteFile(filepath.Join(dir, e.hdr.Name), e.data, os.FileMode(e.hdr.Mode)); err != nil {
+		path := filepath.Join(dir, filepath.FromSlash(e.hdr.Name))
+		if e.hdr.Typeflag == tar.TypeDir {
+			if err := os.MkdirAll(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, e.data, os.FileMode(e.hdr.Mode)); err != nil {
 			t.Fatal(err)
 		}
 	}
