@@ -213,6 +213,8 @@ func (c *Catalog) updateVerdict(ctx context.Context, d *document.Document, gate 
 	var findings []finding.Finding
 	switch res.Status {
 	case UpdateSkipped:
+	case UpdateUnserved:
+		findings = append(findings, finding.FromVersionUse(res.Object, *res.Unserved))
 	case UpdateMissingCRD:
 		f := finding.NoCRD(res.Object)
 		f.Line = d.Source.Line

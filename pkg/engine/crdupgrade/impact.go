@@ -187,15 +187,12 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, def
 // version old serves, so that each is named once.
 func unservedUses(doc *document.Document, gv runtimeschema.GroupVersion, old, new *schema.CRD) []VersionUse {
 	use := func(u VersionUse) (VersionUse, bool) {
-		if ov, ok := old.Version(u.Version); !ok || !ov.Served {
-			return u, false // not the upgrade's doing
-		}
-		nv, ok := new.Version(u.Version)
-		u.Removed = !ok
-		return u, !ok || !nv.Served
+		removed, ok := Unserved(old, new, u.Version)
+		u.Removed = removed
+		return u, ok
 	}
 	if doc.Source.File != "" {
-		if u, ok := use(VersionUse{Version: gv.Version, Line: doc.Line(fieldpath.Path{fieldpath.Key("apiVersion")})}); ok {
+		if u, ok := ManifestUse(doc, old, new); ok {
 			return []VersionUse{u}
 		}
 		return nil
@@ -217,6 +214,28 @@ func unservedUses(doc *document.Document, gv runtimeschema.GroupVersion, old, ne
 		}
 	}
 	return out
+}
+
+// Unserved reports whether old serves version and new does not (ok), and
+// whether new removes it: a request in it is refused once new is applied.
+func Unserved(old, new *schema.CRD, version string) (removed, ok bool) {
+	if ov, found := old.Version(version); !found || !ov.Served {
+		return false, false // not the upgrade's doing
+	}
+	nv, found := new.Version(version)
+	return !found, !found || !nv.Served
+}
+
+// ManifestUse is the use of doc's version, an object of a file, when old
+// serves it and new does not: ok false otherwise. Its line is the
+// apiVersion's.
+func ManifestUse(doc *document.Document, old, new *schema.CRD) (VersionUse, bool) {
+	gv, err := runtimeschema.ParseGroupVersion(document.Ref(doc.Object).APIVersion)
+	if err != nil {
+		return VersionUse{}, false
+	}
+	removed, ok := Unserved(old, new, gv.Version)
+	return VersionUse{Version: gv.Version, Removed: removed, Line: doc.Line(fieldpath.Path{fieldpath.Key("apiVersion")})}, ok
 }
 
 // managedFields are the string members of each entry of an object's

@@ -155,7 +155,7 @@ func describeCRDChange(ch crdupgrade.Change) string {
 func FromImpact(imp *crdupgrade.ObjectImpact) []Finding {
 	var out []Finding
 	for _, u := range imp.Unserved {
-		out = append(out, fromVersionUse(imp.Object, u))
+		out = append(out, FromVersionUse(imp.Object, u))
 	}
 	for _, ch := range imp.Changes {
 		f := Finding{Reason: string(ch.Reason), Path: ch.Path, Value: ch.Value, NewValue: ch.NewValue, Line: ch.Line}
@@ -188,11 +188,12 @@ func FromImpact(imp *crdupgrade.ObjectImpact) []Finding {
 	return out
 }
 
-// fromVersionUse is a use of a version the new CRD no longer serves: the
-// server refuses every request in it once the new CRD is applied. Its
-// Reason is the change's kind, VersionRemoved or VersionUnserved (a stored
-// version removed is removed all the same).
-func fromVersionUse(obj document.ObjectRef, u crdupgrade.VersionUse) Finding {
+// FromVersionUse is a use of a version the new CRD no longer serves, by
+// obj (an existing object, or a new one of check-update's -f): the server
+// refuses every request in it once the new CRD is applied. Its Reason is
+// the change's kind, VersionRemoved or VersionUnserved (a stored version
+// removed is removed all the same).
+func FromVersionUse(obj document.ObjectRef, u crdupgrade.VersionUse) Finding {
 	apiVersion := u.Version
 	if gv, err := runtimeschema.ParseGroupVersion(obj.APIVersion); err == nil {
 		apiVersion = runtimeschema.GroupVersion{Group: gv.Group, Version: u.Version}.String()
