@@ -2,6 +2,7 @@ package crdupgrade_test
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"testing"
 
@@ -235,6 +236,39 @@ func TestImpactVersionUses(t *testing.T) {
 		t.Errorf("uses (-want +got):\n%s", diff)
 	}
 	want := []string{"VersionRemoved v1alpha1 counted=true: a, e", "VersionUnserved v1beta1 counted=true: b, e"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("affected (-want +got):\n%s", diff)
+	}
+}
+
+// A stored version removed: the manifests of it are its uses, named, but
+// the change concerns every object (any may be stored in it), uncounted.
+func TestImpactStoredVersionUse(t *testing.T) {
+	old := crd(t, names+"versions:\n"+version("v1alpha1", true, true, base, "")+version("v1", true, false, base, ""), "")
+	new := crd(t, names+"versions:\n"+version("v1", true, true, base, ""), "")
+	tally := crdupgrade.NewTally(crdupgrade.Compare(old, new, nil))
+	for _, apiVersion := range []string{"example.com/v1alpha1", "example.com/v1"} {
+		docs, err := document.Read(strings.NewReader("apiVersion: "+apiVersion+"\nkind: Foo\nmetadata: {name: "+path.Base(apiVersion)+", namespace: default}\n"), "o.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		imp, err := crdupgrade.Impact(docs[0], old.CRD, new.CRD, strategy.Validators{}, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := tally.Add(imp); len(x) > 0 {
+			t.Errorf("unexplained: %+v", x)
+		}
+	}
+	var got []string
+	for _, a := range tally.Affected() {
+		var names []string
+		for _, o := range a.Objects {
+			names = append(names, o.Name)
+		}
+		got = append(got, fmt.Sprintf("%s %s counted=%v: %s", a.Change.Kind, a.Change.Version, a.Counted, strings.Join(names, ", ")))
+	}
+	want := []string{"StoredVersionRemoved v1alpha1 counted=false: v1alpha1", "StorageMoved v1 counted=false: "}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("affected (-want +got):\n%s", diff)
 	}
