@@ -48,6 +48,24 @@ var (
 	}
 )
 
+// unservedResult is the result on a gizmo of v1 when the new CRD no longer
+// serves v1.
+func unservedResult(name string) string {
+	return "Gizmo default/" + name + " apiVersion: apiVersion upgrade.example.com/v1 is no longer served by the new CRD: this manifest is refused once it is applied (previous CustomResourceDefinition: test/e2e/testdata/crdupgrade/old.yaml:1)"
+}
+
+// withoutObjects are the changes' lines without the objects they hurt.
+func withoutObjects(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if i := strings.LastIndex(l, " ["); i >= 0 {
+			l = l[:i]
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // withSeverity prefixes each line with a severity.
 func withSeverity(sev framework.Severity, lines ...string) []string {
 	var out []string
@@ -211,12 +229,23 @@ func TestUpgrade(t *testing.T) {
 			`Gizmo default/g3 spec.list[1]: the server would refuse it: spec.list[1]: Duplicate value: "p"`,
 			`Gizmo default/g3 spec.size: the server would refuse it: spec.size: Required value`),
 	}, {
-		// The item cannot be applied: the prune check says so, before
-		// the upgrade says it cannot read it.
+		// No item can be applied: each is refused, Breaking at its
+		// apiVersion, and counted by the change (issue 43; it was an
+		// input error). With the webhook, the rest is not computed.
 		name:   "an object of a version the new CRD does not serve",
 		config: "previous: " + upgradeOld,
 		items:  []string{v2Only, objects},
-		err:    `items[1]:2: version "v1" of CustomResourceDefinition gizmos.upgrade.example.com is not served`,
+		want: concat(withSeverity(framework.Error,
+			unservedResult("g1"), unservedResult("g2"), unservedResult("g3"), unservedResult("g4"),
+			`CustomResourceDefinition gizmos.upgrade.example.com: version v1 no longer served: its clients break [4 objects: Gizmo default/g1, Gizmo default/g2, Gizmo default/g3, and 1 more]`),
+			withSeverity(framework.Warning, concat(withoutObjects(upgradeChanges), []string{
+				`CustomResourceDefinition gizmos.upgrade.example.com: conversion strategy changed from None to Webhook`,
+				withoutObjects([]string{upgradeDefault})[0],
+				`CustomResourceDefinition gizmos.upgrade.example.com: storage version moved from v1 to v2: existing objects stay stored in v1 until rewritten`,
+			})...),
+			withSeverity(framework.Info, `CustomResourceDefinition gizmos.upgrade.example.com: version v2 added`)),
+		fails: true,
+		tags:  map[string]string{"finding": "Breaking"},
 	}, {
 		name:   "a previous CRD the server cannot decode",
 		config: "previous: " + badPrevious + "\nloadRestrictor: LoadRestrictionsNone",

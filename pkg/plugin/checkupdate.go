@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/internal/printable"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/catalog"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -199,6 +200,9 @@ type updateItem struct {
 	// Deprecated is the server's warning on the object's version, which
 	// its CRD deprecates.
 	Deprecated string `json:"deprecated,omitempty"`
+	// Unserved is the object's version, when its CRD's upgrade removes it
+	// or no longer serves it (status Unserved).
+	Unserved *crdupgrade.VersionUse `json:"unserved,omitempty"`
 
 	findings []finding.Judged
 }
@@ -312,7 +316,7 @@ func (o *CheckUpdateOptions) check(ctx context.Context, in *objectStream, out *u
 				continue
 			}
 			it := updateItem{Object: res.Object, Source: u.obj.Source, Status: string(res.Status), Violations: res.Refused, Warnings: res.Warnings,
-				Deprecated: res.Deprecated, findings: u.v.Findings}
+				Deprecated: res.Deprecated, Unserved: res.Unserved, findings: u.v.Findings}
 			if err := out.Add(it); err != nil {
 				return err
 			}
@@ -393,6 +397,16 @@ func printUpdateItem(out, errOut io.Writer, it updateItem) {
 	findings := it.findings
 	if it.missing() {
 		printFindings(errOut, it.Object, it.Source, findings)
+		return
+	}
+	if it.Status == string(catalog.UpdateUnserved) {
+		for _, f := range findings {
+			line := it.Source
+			if f.Line > 0 {
+				line.Line = f.Line
+			}
+			printable.Fprintf(out, "%s: refused: %s (%s)\n", it.Object, f.Message, line)
+		}
 		return
 	}
 	dropped := len(it.Warnings)

@@ -47,6 +47,8 @@ func TestReportsMatchJSON(t *testing.T) {
 		pruneCI("a legacy CRD's warning", root, "-f", "test/e2e/testdata/legacy-crd.yaml"),
 		checkUpdateCI("examples immutable", root, "--crd-file", "examples/immutable/crd.yaml", "--old", "examples/immutable/database.yaml", "-f", "examples/immutable/database-v2.yaml"),
 		checkUpdateCI("examples upgrade", root, "--old", "examples/upgrade/crd-v1.yaml", "--objects", "examples/upgrade/backups/", "-f", "examples/upgrade/crd-v2.yaml"),
+		checkUpdateCI("examples removed-version", root, "--old", "examples/removed-version/crd-v1.yaml", "--objects", "examples/removed-version/sensors/", "-f", "examples/removed-version/crd-v2.yaml"),
+		checkUpdateCI("examples removed-version, in -f", root, "--old", "examples/removed-version/crd-v1.yaml", "-f", "examples/removed-version/crd-v2.yaml", "-f", "examples/removed-version/sensors/"),
 		checkUpdateCI("examples upgrade, strict", root, "--old", "examples/upgrade/crd-v1.yaml", "--objects", "examples/upgrade/backups/", "-f", "examples/upgrade/crd-v2.yaml", "--strict"),
 		explainCI("examples", root, append(exampleDirsBut(t, root, "Chart.yaml"), "-R")...),
 	}
@@ -311,6 +313,7 @@ func checkUpdateCI(name, dir string, args ...string) reportCase {
 					Status     string
 					Violations []jsonChange
 					Warnings   []jsonChange
+					Unserved   *struct{ Line int }
 				}
 				Upgrades []jsonUpgrade
 			}
@@ -321,6 +324,9 @@ func checkUpdateCI(name, dir string, args ...string) reportCase {
 				src := it.Source
 				if it.Status == "MissingCRD" {
 					want = append(want, at("MissingCRD", src.File, 0, src.Line, ""))
+				}
+				if it.Unserved != nil {
+					want = append(want, at("Breaking", src.File, it.Unserved.Line, src.Line, "apiVersion"))
 				}
 				for _, w := range it.Warnings {
 					want = append(want, at("Prune", src.File, w.Line, src.Line, w.Path))
@@ -347,6 +353,7 @@ type jsonUpgrade struct {
 		Source               jsonSource
 		Changes, NextWrite   []jsonChange
 		Errors, UpdateErrors []jsonError
+		Unserved             []struct{ Line int }
 	}
 }
 
@@ -368,6 +375,9 @@ func (u jsonUpgrade) expect() []string {
 		src := o.Source
 		if src.File == "" {
 			src = u.Source
+		}
+		for _, x := range o.Unserved {
+			want = append(want, at("Breaking", src.File, x.Line, src.Line, "apiVersion"))
 		}
 		for _, c := range o.Changes {
 			rule := "CRDChange"

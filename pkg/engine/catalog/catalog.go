@@ -580,6 +580,10 @@ const (
 	UpdateMissingCRD UpdateStatus = "MissingCRD"
 	// UpdateSkipped: a CRD, or an object of a built-in kind: not ours to check.
 	UpdateSkipped UpdateStatus = ""
+	// UpdateUnserved: an object of a version its CRD's previous version
+	// serves and the new one (an upgrade's) does not: the server refuses
+	// it once the new CRD is applied; not checked further.
+	UpdateUnserved UpdateStatus = "Unserved"
 )
 
 // UpdateResult is the verdict on one object of check-update.
@@ -594,6 +598,8 @@ type UpdateResult struct {
 	// Deprecated is the warning the server returns with every request for
 	// the object's version, when its CRD deprecates it.
 	Deprecated string
+	// Unserved is the object's version, with UpdateUnserved.
+	Unserved *crdupgrade.VersionUse
 }
 
 // updateResult checks d as an update of its old version (oldOf), or as a create
@@ -614,6 +620,12 @@ func (c *Catalog) updateResult(ctx context.Context, d *document.Document) (*Upda
 		return res, nil
 	}
 	res.Object.Namespace = c.opts.Namespaces.shown(crd, ref.Namespace)
+	if u, ok := c.upgrades[runtimeschema.GroupKind{Group: gv.Group, Kind: ref.Kind}]; ok {
+		if use, ok := crdupgrade.ManifestUse(d, u.Old.CRD, crd); ok {
+			res.Status, res.Unserved = UpdateUnserved, &use
+			return res, nil
+		}
+	}
 	res.Deprecated, _ = crd.DeprecationWarning(gv.Version)
 	s, err := crd.ServedSchema(gv.Version)
 	if err != nil {

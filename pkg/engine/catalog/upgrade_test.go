@@ -236,3 +236,85 @@ func (c *Catalog) upgradeImpact(d *document.Document) (imp *crdupgrade.ObjectImp
 	})
 	return imp, findings, err
 }
+
+// An upgrade that removes v1alpha1 and stops serving v1beta1
+// (examples/removed-version): each change counts the existing objects of
+// its version and fails the run by them; with no object of it, it fails
+// only with strict (a stored version removed would concern them all). An
+// object of -f of such a version is refused (UpdateUnserved), Breaking at
+// its apiVersion's line, and fails the run.
+func TestRemovedVersionVerdicts(t *testing.T) {
+	const dir = "../../../examples/removed-version/"
+	for _, tc := range []struct {
+		name    string
+		objects []string
+		// want: per change, "Kind: hurt fails (strict)".
+		want []string
+	}{
+		{"each version used", []string{"boiler", "cellar", "roof"},
+			[]string{"VersionRemoved: 1 true true", "VersionUnserved: 1 true true"}},
+		{"no object of them", []string{"roof"},
+			[]string{"VersionRemoved: 0 false true", "VersionUnserved: 0 false true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newServed(Options{})
+			if ok, err := c.addPreviousCRD(readFile(t, dir+"crd-v1.yaml")[0]); !ok || err != nil {
+				t.Fatalf("addPreviousCRD: %v %v", ok, err)
+			}
+			if _, _, err := c.addCRD(readFile(t, dir+"crd-v2.yaml")[0]); err != nil {
+				t.Fatal(err)
+			}
+			ups, err := c.compareUpgrades(context.Background(), nil)
+			if err != nil || len(ups) != 1 {
+				t.Fatalf("%d upgrades: %v", len(ups), err)
+			}
+			for _, name := range tc.objects {
+				if _, _, err := c.upgradeImpact(readFile(t, dir+"sensors/"+name+".yaml")[0]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			strict := ups[0].Verdicts(true, finding.DefaultGate())
+			var got []string
+			for i, v := range ups[0].Verdicts(false, finding.DefaultGate()) {
+				got = append(got, fmt.Sprintf("%s: %d %v %v", v.Change.Kind, v.Hurt, v.Fails, strict[i].Fails))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+			if want := len(tc.objects) > 1; ups[0].Fails(false, finding.DefaultGate()) != want || ups[0].Hurt != len(tc.objects)-1 {
+				t.Errorf("Fails %v, %d hurt; want %v, %d", ups[0].Fails(false, finding.DefaultGate()), ups[0].Hurt, want, len(tc.objects)-1)
+			}
+		})
+	}
+
+	c := newServed(Options{})
+	if ok, err := c.addPreviousCRD(readFile(t, dir+"crd-v1.yaml")[0]); !ok || err != nil {
+		t.Fatalf("addPreviousCRD: %v %v", ok, err)
+	}
+	if _, _, err := c.addCRD(readFile(t, dir+"crd-v2.yaml")[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.compareUpgrades(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, name := range []string{"boiler", "cellar", "roof"} {
+		v, err := c.Check(context.Background(), readFile(t, dir+"sensors/"+name+".yaml")[0], CheckOptions{UpdateOnly: true, Gate: finding.DefaultGate()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := fmt.Sprintf("%s %s fails %v", name, v.Update.Status, v.Fails())
+		for _, f := range v.Findings {
+			s += fmt.Sprintf("; %s %s line %d", f.Check, f.Reason, f.Line)
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"boiler Unserved fails true; Breaking VersionRemoved line 2",
+		"cellar Unserved fails true; Breaking VersionUnserved line 1",
+		"roof Create fails false",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the objects of -f (-want +got):\n%s", diff)
+	}
+}

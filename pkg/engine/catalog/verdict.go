@@ -6,6 +6,7 @@ import (
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
@@ -94,6 +95,10 @@ func (c *Catalog) check(ctx context.Context, d *document.Document, opts CheckOpt
 	// cluster has it. An object the new CRD cannot take at all is the
 	// create check's error to tell.
 	imp, upgraded, upgradeErr := c.upgradeOf(d)
+	if res, refused, counted := c.unservedOf(d, imp, upgraded, upgradeErr); res != nil {
+		v.Result, v.impact = res, counted
+		return v, refused, nil
+	}
 	res, findings, err := c.prune(d, pruneOptions{Defaults: opts.Defaults, Validate: v.Old == nil})
 	if err != nil {
 		return nil, nil, err
@@ -168,6 +173,37 @@ func (c *Catalog) upgradeOf(d *document.Document) (*computedImpact, []finding.Fi
 	return imp, out, nil
 }
 
+// unservedOf is the verdict on d when the upgrade of its CRD removes its
+// version or no longer serves it: the server refuses it as written, and
+// nothing of it can be stored, pruned or validated. Its finding is the
+// impact's (upgradeOf), or without one (a conversion webhook: the rest of
+// the impact is not computed) the version's use alone, counted in the
+// upgrade as any impact. A nil result: d's version is served.
+func (c *Catalog) unservedOf(d *document.Document, imp *computedImpact, upgraded []finding.Finding, upgradeErr error) (*prune.Result, []finding.Finding, *computedImpact) {
+	ref, gv, err := document.Identify(d)
+	if err != nil {
+		return nil, nil, nil
+	}
+	u, ok := c.upgrades[runtimeschema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+	if !ok {
+		return nil, nil, nil
+	}
+	use, ok := crdupgrade.ManifestUse(d, u.Old.CRD, u.New.CRD)
+	if !ok {
+		return nil, nil, nil
+	}
+	ref.Namespace = c.opts.Namespaces.request(u.Old.CRD, ref.Namespace) // as computeImpact names it
+	res := &prune.Result{Object: ref, Source: d.Source, Status: prune.Invalid, CRD: u.New.CRD.Name(), Changes: []prune.Change{}}
+	if imp != nil && upgradeErr == nil {
+		return res, upgraded, imp
+	}
+	f := finding.FromVersionUse(ref, use)
+	f.Message = fmt.Sprintf("%s (previous CustomResourceDefinition: %s)", f.Message, u.OldSource)
+	alone := &crdupgrade.ObjectImpact{Result: prune.Result{Object: ref, Source: d.Source, Status: prune.Checked, CRD: u.New.CRD.Name(), Changes: []prune.Change{}},
+		Unserved: []crdupgrade.VersionUse{use}}
+	return res, []finding.Finding{f}, &computedImpact{ObjectImpact: alone, upgrade: u}
+}
+
 // withoutCaused leaves out of the create check's findings the refusals the
 // upgrade causes: the object is checked against the new CRD too, and the
 // upgrade's words say why.
@@ -213,6 +249,8 @@ func (c *Catalog) updateVerdict(ctx context.Context, d *document.Document, gate 
 	var findings []finding.Finding
 	switch res.Status {
 	case UpdateSkipped:
+	case UpdateUnserved:
+		findings = append(findings, finding.FromVersionUse(res.Object, *res.Unserved))
 	case UpdateMissingCRD:
 		f := finding.NoCRD(res.Object)
 		f.Line = d.Source.Line

@@ -53,6 +53,28 @@ type ObjectImpact struct {
 	// the new CRD no longer serves its own (conversion None: the storage
 	// version).
 	ReadAs string `json:"readAs,omitempty"`
+	// Unserved are the uses of the object's API in a version the old CRD
+	// serves and the new one no longer does (removed, or served: false):
+	// the server refuses every request in it once the new CRD is applied.
+	Unserved []VersionUse `json:"unserved,omitempty"`
+}
+
+// VersionUse is a use of a version of an object's API: the apiVersion of
+// a manifest (an object of a file), or the version a field manager wrote
+// the object in (metadata.managedFields[].apiVersion of an object of a
+// cluster, whose own apiVersion is only the one it was listed in).
+type VersionUse struct {
+	Version string `json:"version"`
+	// Removed: the new CRD has no such version; else it no longer serves it.
+	Removed bool `json:"removed,omitempty"`
+	// Manager is the field manager that wrote it, for an object of a
+	// cluster; Operation its write (Apply, Update) and Subresource where it
+	// wrote ("status"), as managedFields records them.
+	Manager     string `json:"manager,omitempty"`
+	Operation   string `json:"operation,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
+	// Line is the line of the manifest's apiVersion.
+	Line int `json:"line,omitempty"`
 }
 
 // Impact runs the new CRD's storage and request path on doc, an object of
@@ -76,6 +98,7 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, def
 	if err != nil {
 		return nil, inputErr(err)
 	}
+	imp.Unserved = unservedUses(doc, gv, old, new)
 	version, manifest := gv.Version, doc.Object
 	if nv, ok := new.Version(version); !ok || !nv.Served {
 		// The server keeps the data in the storage version; with conversion
@@ -152,6 +175,99 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, def
 		}
 	}
 	return imp, nil
+}
+
+// unservedUses are the uses of doc's API in a version old serves and new
+// does not. An object of a file uses the version of its apiVersion. An
+// object of a cluster (no file) is listed in every version the old CRD
+// serves (check-update's live scan: a client may read it in any), so its
+// apiVersion says nothing of its clients; the versions its field managers
+// wrote it in do (metadata.managedFields[].apiVersion, which the server
+// records with every write), and are read from its listing in the first
+// version old serves, so that each is named once.
+func unservedUses(doc *document.Document, gv runtimeschema.GroupVersion, old, new *schema.CRD) []VersionUse {
+	use := func(u VersionUse) (VersionUse, bool) {
+		removed, ok := Unserved(old, new, u.Version)
+		u.Removed = removed
+		return u, ok
+	}
+	if doc.Source.File != "" {
+		if u, ok := ManifestUse(doc, old, new); ok {
+			return []VersionUse{u}
+		}
+		return nil
+	}
+	if gv.Version != firstServed(old) {
+		return nil
+	}
+	var out []VersionUse
+	seen := map[VersionUse]bool{}
+	for _, e := range managedFields(doc.Object) {
+		egv, err := runtimeschema.ParseGroupVersion(e["apiVersion"])
+		if err != nil || egv.Group != gv.Group {
+			continue
+		}
+		u, ok := use(VersionUse{Version: egv.Version, Manager: e["manager"], Operation: e["operation"], Subresource: e["subresource"]})
+		if ok && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// Unserved reports whether old serves version and new does not (ok), and
+// whether new removes it: a request in it is refused once new is applied.
+func Unserved(old, new *schema.CRD, version string) (removed, ok bool) {
+	if ov, found := old.Version(version); !found || !ov.Served {
+		return false, false // not the upgrade's doing
+	}
+	nv, found := new.Version(version)
+	return !found, !found || !nv.Served
+}
+
+// ManifestUse is the use of doc's version, an object of a file, when old
+// serves it and new does not: ok false otherwise. Its line is the
+// apiVersion's.
+func ManifestUse(doc *document.Document, old, new *schema.CRD) (VersionUse, bool) {
+	gv, err := runtimeschema.ParseGroupVersion(document.Ref(doc.Object).APIVersion)
+	if err != nil {
+		return VersionUse{}, false
+	}
+	removed, ok := Unserved(old, new, gv.Version)
+	return VersionUse{Version: gv.Version, Removed: removed, Line: doc.Line(fieldpath.Path{fieldpath.Key("apiVersion")})}, ok
+}
+
+// managedFields are the string members of each entry of an object's
+// metadata.managedFields.
+func managedFields(obj map[string]interface{}) []map[string]string {
+	meta, _ := obj["metadata"].(map[string]interface{})
+	entries, _ := meta["managedFields"].([]interface{})
+	var out []map[string]string
+	for _, e := range entries {
+		m, ok := e.(map[string]interface{})
+		if !ok {
+			continue
+		}
+		s := map[string]string{}
+		for k, v := range m {
+			if str, ok := v.(string); ok {
+				s[k] = str
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// firstServed is the first version crd serves, in its order.
+func firstServed(crd *schema.CRD) string {
+	for _, v := range crd.Object.Spec.Versions {
+		if v.Served {
+			return v.Name
+		}
+	}
+	return ""
 }
 
 // without are the errors of errs that known does not hold, by their words.
@@ -307,6 +423,14 @@ func (t *Tally) Add(imp *ObjectImpact) []Unexplained {
 			mark(c.Path, string(c.Reason), func(Change) bool { return false })
 		}
 	}
+	// A version no longer served that the object's manifest or one of its
+	// managers uses (a stored version removed concerns every object as
+	// well: any may be stored in it).
+	for _, u := range imp.Unserved {
+		markIn(u.Version, "apiVersion", "Unserved", func(ch Change) bool {
+			return ch.Kind == VersionRemoved || ch.Kind == VersionUnserved || ch.Kind == StoredVersionRemoved
+		})
+	}
 	// What the next write drops: the storage version lacks the field.
 	for _, c := range imp.NextWrite {
 		p := c.Segments
@@ -366,9 +490,14 @@ func refusedRule(ch Change, e prune.FieldError) bool {
 	return ok && strings.HasSuffix(ch.Path, ".rule") && strings.Contains(ch.Detail, compileErr)
 }
 
-// counted says whether a kind is about the content of objects.
+// counted says whether a kind is about the content of objects, or about
+// the version some of them use (a version removed or no longer served: the
+// manifests and managers of it). A stored version removed is not: any
+// object may be stored in it, which no object tells.
 func counted(k Kind) bool {
 	switch k {
+	case VersionRemoved, VersionUnserved:
+		return true
 	case FieldRemoved, PreserveUnknownRemoved, NullableRemoved, DroppedOnWrite, DefaultAdded, DefaultChanged,
 		TypeChanged, RequiredAdded, EnumTightened, PatternChanged, FormatChanged, BoundTightened,
 		ListTypeChanged, MapKeysChanged, RuleAdded:

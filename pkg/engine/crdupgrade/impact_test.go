@@ -2,6 +2,7 @@ package crdupgrade_test
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"testing"
 
@@ -48,11 +49,11 @@ func TestImpact(t *testing.T) {
 			[]string{object("a", "{size: 1}"), object("b", "{name: x}")},
 			[]string{"TypeChanged spec.size: a"}, nil, []string{"a spec.size Invalid value"}, nil},
 		// v1 is no longer served: the objects read as the storage version v2,
-		// whose schema lacks name.
+		// whose schema lacks name; their manifests, of v1, are refused.
 		{"version no longer served", one(base, "") + version("v2", true, false, base, ""),
 			names + "versions:\n" + version("v1", false, false, base, "") + version("v2", true, true, "size: {type: integer}\n", ""),
 			[]string{object("a", "{size: 1, name: x}"), object("b", "{size: 2}")},
-			[]string{"FieldRemoved spec.name: a"}, []string{"a spec.name UnknownField"}, nil, nil},
+			[]string{"VersionUnserved spec.versions[v1].served: a, b", "FieldRemoved spec.name: a"}, []string{"a spec.name UnknownField"}, nil, nil},
 		// The storage moves to v2, whose schema lacks name: the objects of v1
 		// read intact, and lose it when next written (stored as v2).
 		{"storage moved to a version without a field", one(base, "") + version("v2", true, false, "size: {type: integer}\n", ""),
@@ -161,5 +162,114 @@ func TestImpact(t *testing.T) {
 				t.Errorf("unexplained: %+v", unexplained)
 			}
 		})
+	}
+}
+
+// The versions an upgrade removes or stops serving, and who uses them: the
+// manifest of an object of a file, at its apiVersion's line; the field
+// managers of an object of a cluster (no file), from its listing in the
+// first version the old CRD serves; none of a version the old CRD did
+// not serve either, nor of another group. Each change counts the objects
+// that use its version, and nothing is left unexplained.
+func TestImpactVersionUses(t *testing.T) {
+	// v1alpha1 removed, v1beta1 no longer served, v1 the storage version;
+	// v0 was not served before either.
+	old := crd(t, names+"versions:\n"+version("v0", false, false, base, "")+version("v1alpha1", true, false, base, "")+
+		version("v1beta1", true, false, base, "")+version("v1", true, true, base, ""), "")
+	new := crd(t, names+"versions:\n"+version("v0", false, false, base, "")+version("v1beta1", false, false, base, "")+
+		version("v1", true, true, base, ""), "")
+	changes := crdupgrade.Compare(old, new, strategy.Validators{})
+	fromFile := func(name, apiVersion string) *document.Document {
+		docs, err := document.Read(strings.NewReader("# "+name+"\napiVersion: "+apiVersion+"\nkind: Foo\nmetadata: {name: "+name+", namespace: default}\nspec: {size: 1}\n"), name+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return docs[0]
+	}
+	managed := []interface{}{
+		map[string]interface{}{"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "example.com/v1alpha1"},
+		map[string]interface{}{"manager": "gadget-controller", "operation": "Update", "apiVersion": "example.com/v1beta1", "subresource": "status"},
+		map[string]interface{}{"manager": "kubectl", "operation": "Apply", "apiVersion": "example.com/v1"},
+		map[string]interface{}{"manager": "other", "operation": "Update", "apiVersion": "other.example.com/v1alpha1"},
+		map[string]interface{}{"manager": "before", "operation": "Update", "apiVersion": "example.com/v0"},
+		map[string]interface{}{"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "example.com/v1alpha1"},
+	}
+	live := func(name, listedIn string) *document.Document {
+		return &document.Document{Object: map[string]interface{}{
+			"apiVersion": "example.com/" + listedIn, "kind": "Foo",
+			"metadata": map[string]interface{}{"name": name, "namespace": "default", "managedFields": managed},
+			"spec":     map[string]interface{}{"size": int64(1)},
+		}}
+	}
+	tally := crdupgrade.NewTally(changes)
+	var got, uses []string
+	for _, d := range []*document.Document{
+		fromFile("a", "example.com/v1alpha1"), fromFile("b", "example.com/v1beta1"), fromFile("c", "example.com/v1"),
+		// One object of a cluster, listed in each version the old CRD serves.
+		live("e", "v1alpha1"), live("e", "v1beta1"), live("e", "v1"),
+	} {
+		imp, err := crdupgrade.Impact(d, old.CRD, new.CRD, strategy.Validators{}, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range imp.Unserved {
+			uses = append(uses, fmt.Sprintf("%s %s removed=%v manager=%s %s %s line=%d", imp.Object.Name, u.Version, u.Removed, u.Manager, u.Operation, u.Subresource, u.Line))
+		}
+		if x := tally.Add(imp); len(x) > 0 {
+			t.Errorf("%s: unexplained: %+v", imp.Object.Name, x)
+		}
+	}
+	for _, a := range tally.Affected() {
+		var names []string
+		for _, o := range a.Objects {
+			names = append(names, o.Name)
+		}
+		got = append(got, fmt.Sprintf("%s %s counted=%v: %s", a.Change.Kind, a.Change.Version, a.Counted, strings.Join(names, ", ")))
+	}
+	wantUses := []string{
+		"a v1alpha1 removed=true manager=   line=2",
+		"b v1beta1 removed=false manager=   line=2",
+		"e v1alpha1 removed=true manager=kubectl-client-side-apply Update  line=0",
+		"e v1beta1 removed=false manager=gadget-controller Update status line=0",
+	}
+	if diff := cmp.Diff(wantUses, uses); diff != "" {
+		t.Errorf("uses (-want +got):\n%s", diff)
+	}
+	want := []string{"VersionRemoved v1alpha1 counted=true: a, e", "VersionUnserved v1beta1 counted=true: b, e"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("affected (-want +got):\n%s", diff)
+	}
+}
+
+// A stored version removed: the manifests of it are its uses, named, but
+// the change concerns every object (any may be stored in it), uncounted.
+func TestImpactStoredVersionUse(t *testing.T) {
+	old := crd(t, names+"versions:\n"+version("v1alpha1", true, true, base, "")+version("v1", true, false, base, ""), "")
+	new := crd(t, names+"versions:\n"+version("v1", true, true, base, ""), "")
+	tally := crdupgrade.NewTally(crdupgrade.Compare(old, new, nil))
+	for _, apiVersion := range []string{"example.com/v1alpha1", "example.com/v1"} {
+		docs, err := document.Read(strings.NewReader("apiVersion: "+apiVersion+"\nkind: Foo\nmetadata: {name: "+path.Base(apiVersion)+", namespace: default}\n"), "o.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		imp, err := crdupgrade.Impact(docs[0], old.CRD, new.CRD, strategy.Validators{}, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := tally.Add(imp); len(x) > 0 {
+			t.Errorf("unexplained: %+v", x)
+		}
+	}
+	var got []string
+	for _, a := range tally.Affected() {
+		var names []string
+		for _, o := range a.Objects {
+			names = append(names, o.Name)
+		}
+		got = append(got, fmt.Sprintf("%s %s counted=%v: %s", a.Change.Kind, a.Change.Version, a.Counted, strings.Join(names, ", ")))
+	}
+	want := []string{"StoredVersionRemoved v1alpha1 counted=false: v1alpha1", "StorageMoved v1 counted=false: "}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("affected (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,7 @@
 package finding
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,6 +73,7 @@ func TestObjectsHurt(t *testing.T) {
 		return out
 	}
 	removed := crdupgrade.Change{Kind: crdupgrade.FieldRemoved, Severity: crdupgrade.DataLoss}
+	renamed := crdupgrade.Change{Kind: crdupgrade.NameChanged, Severity: crdupgrade.Breaking}
 	unserved := crdupgrade.Change{Kind: crdupgrade.VersionUnserved, Severity: crdupgrade.Breaking}
 	added := crdupgrade.Change{Kind: crdupgrade.VersionAdded, Severity: crdupgrade.Info}
 	for _, tc := range []struct {
@@ -82,13 +84,43 @@ func TestObjectsHurt(t *testing.T) {
 		{crdupgrade.Affected{Change: removed, Counted: true}, 4, ""},
 		{crdupgrade.Affected{Change: removed, Counted: true, Objects: objs("a")}, 4, " [1 object: Gizmo default/a]"},
 		{crdupgrade.Affected{Change: removed, Counted: true, Objects: objs("a", "b", "c", "d", "e")}, 5, " [5 objects: Gizmo default/a, Gizmo default/b, Gizmo default/c, and 2 more]"},
-		{crdupgrade.Affected{Change: unserved}, 4, " [all 4 objects]"},
-		{crdupgrade.Affected{Change: unserved}, 0, ""},
+		{crdupgrade.Affected{Change: renamed}, 4, " [all 4 objects]"},
+		{crdupgrade.Affected{Change: renamed}, 0, ""},
+		{crdupgrade.Affected{Change: unserved, Counted: true, Objects: objs("a")}, 4, " [1 object: Gizmo default/a]"},
+		{crdupgrade.Affected{Change: unserved, Counted: true}, 4, ""},
 		{crdupgrade.Affected{Change: added}, 4, ""},
 	} {
 		if got := ObjectsHurt(tc.a, tc.checked); got != tc.want {
 			t.Errorf("ObjectsHurt(%s, %d objects, %d checked) = %q, want %q", tc.a.Change.Kind, len(tc.a.Objects), tc.checked, got, tc.want)
 		}
+	}
+}
+
+// An object of a version the new CRD removes or no longer serves: a
+// Breaking error at its apiVersion, by its manifest or by a field manager
+// of it (an object of a cluster); the first, before what it loses.
+func TestFromImpactVersionUse(t *testing.T) {
+	imp := &crdupgrade.ObjectImpact{
+		Result: prune.Result{Object: document.ObjectRef{APIVersion: "example.com/v1alpha1", Kind: "Gizmo", Namespace: "default", Name: "a"},
+			Changes: []prune.Change{{Path: "spec.x", Reason: prune.UnknownField, Line: 7}}},
+		Unserved: []crdupgrade.VersionUse{
+			{Version: "v1alpha1", Removed: true, Line: 2},
+			{Version: "v1beta1", Manager: "gizmo-controller", Operation: "Update", Subresource: "status"},
+			{Version: "v1alpha1", Removed: true, Manager: "kubectl-client-side-apply", Operation: "Update"},
+		},
+	}
+	var got []string
+	for _, f := range FromImpact(imp) {
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %v line %d: %s", f.Check, f.Severity, f.Reason, f.Path, f.Version, f.Value, f.Line, f.Message))
+	}
+	want := []string{
+		"Breaking error VersionRemoved apiVersion v1alpha1 example.com/v1alpha1 line 2: apiVersion example.com/v1alpha1 is removed by the new CRD: this manifest is refused once it is applied",
+		`Breaking error VersionUnserved apiVersion v1beta1 example.com/v1beta1 line 0: field manager "gizmo-controller" wrote it in apiVersion example.com/v1beta1 (Update of /status), a version the new CRD no longer serves: its next write in that version is refused (metadata.managedFields)`,
+		`Breaking error VersionRemoved apiVersion v1alpha1 example.com/v1alpha1 line 0: field manager "kubectl-client-side-apply" wrote it in apiVersion example.com/v1alpha1 (Update), a version the new CRD removes: its next write in that version is refused (metadata.managedFields)`,
+		`DataLoss error UnknownField spec.x  <nil> line 7: loses "spec.x" under the new CRD: pruned when read, for good on its next write`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("FromImpact (-want +got):\n%s", diff)
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/prune"
 )
 
@@ -151,6 +154,9 @@ func describeCRDChange(ch crdupgrade.Change) string {
 // it is left out.
 func FromImpact(imp *crdupgrade.ObjectImpact) []Finding {
 	var out []Finding
+	for _, u := range imp.Unserved {
+		out = append(out, FromVersionUse(imp.Object, u))
+	}
 	for _, ch := range imp.Changes {
 		f := Finding{Reason: string(ch.Reason), Path: ch.Path, Value: ch.Value, NewValue: ch.NewValue, Line: ch.Line}
 		switch ch.Reason {
@@ -180,6 +186,37 @@ func FromImpact(imp *crdupgrade.ObjectImpact) []Finding {
 			Message: "even an unchanged update of it would be refused under the new CRD: " + e.Message})
 	}
 	return out
+}
+
+// FromVersionUse is a use of a version the new CRD no longer serves, by
+// obj (an existing object, or a new one of check-update's -f): the server
+// refuses every request in it once the new CRD is applied. Its Reason is
+// the change's kind, VersionRemoved or VersionUnserved (a stored version
+// removed is removed all the same).
+func FromVersionUse(obj document.ObjectRef, u crdupgrade.VersionUse) Finding {
+	apiVersion := u.Version
+	if gv, err := runtimeschema.ParseGroupVersion(obj.APIVersion); err == nil {
+		apiVersion = runtimeschema.GroupVersion{Group: gv.Group, Version: u.Version}.String()
+	}
+	reason, gone, goes := crdupgrade.VersionUnserved, "is no longer served by the new CRD", "the new CRD no longer serves"
+	if u.Removed {
+		reason, gone, goes = crdupgrade.VersionRemoved, "is removed by the new CRD", "the new CRD removes"
+	}
+	f := Finding{Check: Breaking, Severity: Error, Reason: string(reason), Path: "apiVersion", Version: u.Version, Value: apiVersion, Line: u.Line}
+	if u.Manager == "" {
+		f.Message = fmt.Sprintf("apiVersion %s %s: this manifest is refused once it is applied", apiVersion, gone)
+		return f
+	}
+	write := u.Operation
+	if u.Subresource != "" {
+		write = strings.TrimSpace(write + " of /" + u.Subresource)
+	}
+	if write != "" {
+		write = " (" + write + ")"
+	}
+	f.Message = fmt.Sprintf("field manager %q wrote it in apiVersion %s%s, a version %s: its next write in that version is refused (metadata.managedFields)",
+		u.Manager, apiVersion, write, goes)
+	return f
 }
 
 // ObjectsHurt says which objects a change hurts, for the end of its
