@@ -51,7 +51,7 @@ var (
 // unservedResult is the result on a gizmo of v1 when the new CRD no longer
 // serves v1.
 func unservedResult(name string) string {
-	return "Gizmo default/" + name + " apiVersion: apiVersion upgrade.example.com/v1 is no longer served by the new CRD: this manifest is refused once it is applied (previous CustomResourceDefinition: test/e2e/testdata/crdupgrade/old.yaml:1)"
+	return "Gizmo default/" + name + " apiVersion: apiVersion upgrade.example.com/v1 is no longer served by the new CRD: its manifest is refused once the new CRD is applied (previous CustomResourceDefinition: test/e2e/testdata/crdupgrade/old.yaml:1)"
 }
 
 // withoutObjects are the changes' lines without the objects they hurt.

@@ -22,14 +22,14 @@ func TestRemovedVersionOffline(t *testing.T) {
 		"CustomResourceDefinition sensors.telemetry.example.com (examples/removed-version/crd-v2.yaml:3, replacing examples/removed-version/crd-v1.yaml:3): 2 changes; 3 objects checked, 2 hurt",
 		"    version v1alpha1 removed: its clients break [1 object: Sensor default/boiler]",
 		"    version v1beta1 no longer served: its clients break [1 object: Sensor default/cellar]",
-		"    Sensor default/boiler: apiVersion telemetry.example.com/v1alpha1 is removed by the new CRD: this manifest is refused once it is applied (examples/removed-version/sensors/boiler.yaml:2)",
-		"    Sensor default/cellar: apiVersion telemetry.example.com/v1beta1 is no longer served by the new CRD: this manifest is refused once it is applied (examples/removed-version/sensors/cellar.yaml:1)",
+		"    Sensor default/boiler: apiVersion telemetry.example.com/v1alpha1 is removed by the new CRD: its manifest is refused once the new CRD is applied (examples/removed-version/sensors/boiler.yaml:2)",
+		"    Sensor default/cellar: apiVersion telemetry.example.com/v1beta1 is no longer served by the new CRD: its manifest is refused once the new CRD is applied (examples/removed-version/sensors/cellar.yaml:1)",
 	}, "roof")
 
 	r = x.Run("kubectl-crd", "check-update", "--offline", "--old", old, "-f", new, "-f", sensors)
 	wantLines(t, "-f", r, 1, []string{
-		"Sensor boiler: refused: apiVersion telemetry.example.com/v1alpha1 is removed by the new CRD: this manifest is refused once it is applied (examples/removed-version/sensors/boiler.yaml:2)",
-		"Sensor cellar: refused: apiVersion telemetry.example.com/v1beta1 is no longer served by the new CRD: this manifest is refused once it is applied (examples/removed-version/sensors/cellar.yaml:1)",
+		"Sensor boiler: refused: apiVersion telemetry.example.com/v1alpha1 is removed by the new CRD: its manifest is refused once the new CRD is applied (examples/removed-version/sensors/boiler.yaml:2)",
+		"Sensor cellar: refused: apiVersion telemetry.example.com/v1beta1 is no longer served by the new CRD: its manifest is refused once the new CRD is applied (examples/removed-version/sensors/cellar.yaml:1)",
 		"Sensor roof: no old object: a create, not an update (examples/removed-version/sensors/roof.yaml:1)",
 	}, "")
 

@@ -114,7 +114,7 @@ func TestFromImpactVersionUse(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %s %s %s %v line %d: %s", f.Check, f.Severity, f.Reason, f.Path, f.Version, f.Value, f.Line, f.Message))
 	}
 	want := []string{
-		"Breaking error VersionRemoved apiVersion v1alpha1 example.com/v1alpha1 line 2: apiVersion example.com/v1alpha1 is removed by the new CRD: this manifest is refused once it is applied",
+		"Breaking error VersionRemoved apiVersion v1alpha1 example.com/v1alpha1 line 2: apiVersion example.com/v1alpha1 is removed by the new CRD: its manifest is refused once the new CRD is applied",
 		`Breaking error VersionUnserved apiVersion v1beta1 example.com/v1beta1 line 0: field manager "gizmo-controller" wrote it in apiVersion example.com/v1beta1 (Update of /status), a version the new CRD no longer serves: its next write in that version is refused (metadata.managedFields)`,
 		`Breaking error VersionRemoved apiVersion v1alpha1 example.com/v1alpha1 line 0: field manager "kubectl-client-side-apply" wrote it in apiVersion example.com/v1alpha1 (Update), a version the new CRD removes: its next write in that version is refused (metadata.managedFields)`,
 		`DataLoss error UnknownField spec.x  <nil> line 7: loses "spec.x" under the new CRD: pruned when read, for good on its next write`,

@@ -204,7 +204,7 @@ func FromVersionUse(obj document.ObjectRef, u crdupgrade.VersionUse) Finding {
 	}
 	f := Finding{Check: Breaking, Severity: Error, Reason: string(reason), Path: "apiVersion", Version: u.Version, Value: apiVersion, Line: u.Line}
 	if u.Manager == "" {
-		f.Message = fmt.Sprintf("apiVersion %s %s: this manifest is refused once it is applied", apiVersion, gone)
+		f.Message = fmt.Sprintf("apiVersion %s %s: its manifest is refused once the new CRD is applied", apiVersion, gone)
 		return f
 	}
 	write := u.Operation
