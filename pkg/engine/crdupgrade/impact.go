@@ -53,6 +53,10 @@ type ObjectImpact struct {
 	// the new CRD no longer serves its own (conversion None: the storage
 	// version).
 	ReadAs string `json:"readAs,omitempty"`
+	// Migration is what the storage-version migration's write of it does,
+	// when objects of the old CRD must be rewritten (Migrates): for the
+	// migration plan, no part of the report's JSON.
+	Migration *MigrationWrite `json:"-"`
 }
 
 // Impact runs the new CRD's storage and request path on doc, an object of
@@ -149,6 +153,11 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, def
 		}
 		if errs = without(errs, ouv.ValidateUpdate(was, was)); len(errs) > 0 {
 			imp.UpdateErrors = prune.FieldErrors(doc, errs)
+		}
+	}
+	if Migrates(old, new) {
+		if err := imp.migrationWrite(doc, stored.Object, read.Object, new, version, !old.ClusterScoped(), namespace, v); err != nil {
+			return nil, inputErr(err)
 		}
 	}
 	return imp, nil
