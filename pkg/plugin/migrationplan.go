@@ -50,7 +50,7 @@ func printMigrationPlan(out io.Writer, p *migration.Plan) {
 			printable.Fprintf(out, "    %s: rewritten as %s, loses %q%s\n", o.Object, p.StorageVersion, c.Path, at(o.Source, c.Line))
 		}
 		for _, e := range o.Refused {
-			printable.Fprintf(out, "    %s: rewrite refused, stays stored as it is: %s%s\n", o.Object, e.Message, at(o.Source, e.Line))
+			printable.Fprintf(out, "    %s: rewrite refused, stays stored as before: %s%s\n", o.Object, e.Message, at(o.Source, e.Line))
 		}
 	}
 	if p.Losing() > 0 {

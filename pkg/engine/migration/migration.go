@@ -230,7 +230,11 @@ func (p *Plan) Finish(known bool) {
 	case !known:
 		p.Trim.Reason = fmt.Sprintf("no existing objects checked: objects may be stored in %s that the rewrite cannot store; check them (--objects, or against the cluster)", from)
 	case refused > 0:
-		p.Trim.Reason = fmt.Sprintf("not yet: the server refuses the rewrite of %s, which stay stored in %s (the migration fails on the first); fix them, migrate again, then trim", count(refused, "object"), from)
+		stay := "stays"
+		if refused > 1 {
+			stay = "stay"
+		}
+		p.Trim.Reason = fmt.Sprintf("the server refuses the rewrite of %s, which %s stored in %s (a StorageVersionMigration fails at the first, and leaves the objects after it unmigrated); fix them, migrate again, then trim", count(refused, "object"), stay, from)
 	default:
 		p.Trim.Safe = true
 		p.Trim.Reason = fmt.Sprintf("every object checked is rewritten as %s: once the migration has succeeded, none is stored in %s", p.StorageVersion, from)

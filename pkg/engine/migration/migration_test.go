@@ -117,7 +117,7 @@ func TestPlan(t *testing.T) {
 		{"storage moved", moved, true, objects,
 			[]string{"b loses spec.extra.gone (line 4)", "b loses spec.retryLimit (line 4)", "c loses spec.retryLimit (line 4)"}, 1, true, "every object checked is rewritten as v1beta1", "v1beta1"},
 		{"a rewrite refused", movedFrozen, true, objects,
-			[]string{"b loses spec.extra.gone (line 4)", "b loses spec.retryLimit (line 4)", "c refused: spec: Invalid value: frozen"}, 1, false, "not yet: the server refuses the rewrite of 1 object", "v1beta1"},
+			[]string{"b loses spec.extra.gone (line 4)", "b loses spec.retryLimit (line 4)", "c refused: spec: Invalid value: frozen"}, 1, false, "the server refuses the rewrite of 1 object, which stays stored in v1alpha1", "v1beta1"},
 		{"objects not known", moved, false, nil, nil, 0, false, "no existing objects checked", "v1beta1"},
 		{"a conversion webhook", webhook, true, objects, nil, 3, false, "a conversion webhook converts", "v1beta1"},
 		{"rewritten through the preferred version", viaV1, true, objects, []string{"b loses spec.extra.gone (line 4)"}, 2, true, "every object checked", "v2beta1"},
