@@ -116,7 +116,9 @@ func New(old, new *schema.CRD, m kubeversion.Minor) *Plan {
 	if !new.ClusterScoped() {
 		all = " --all-namespaces"
 	}
-	p.Manual = fmt.Sprintf("kubectl get %s.%s%s -o json | kubectl replace -f -", p.Resource, p.Group, all)
+	// One object a line, not a List: kubectl replace maps a List's kind,
+	// which a server without the core API (an apiextensions-apiserver) lacks.
+	p.Manual = fmt.Sprintf(`kubectl get %s.%s%s -o jsonpath='{range .items[*]}{@}{"\n"}{end}' | kubectl replace -f -`, p.Resource, p.Group, all)
 	return p
 }
 

@@ -180,7 +180,7 @@ func TestMigrator(t *testing.T) {
 		if p.Migrator.TrimsItself != tc.trims {
 			t.Errorf("%s: the controller trims storedVersions: %v, want %v", tc.minor, p.Migrator.TrimsItself, tc.trims)
 		}
-		if want := "kubectl get foos.example.com --all-namespaces -o json | kubectl replace -f -"; p.Manual != want {
+		if want := `kubectl get foos.example.com --all-namespaces -o jsonpath='{range .items[*]}{@}{"\n"}{end}' | kubectl replace -f -`; p.Manual != want {
 			t.Errorf("%s: without the migrator: %q, want %q", tc.minor, p.Manual, want)
 		}
 	}
