@@ -53,10 +53,11 @@ type ObjectImpact struct {
 	// the new CRD no longer serves its own (conversion None: the storage
 	// version).
 	ReadAs string `json:"readAs,omitempty"`
-	// Migration is what the storage-version migration's write of it does,
-	// when objects of the old CRD must be rewritten (Migrates): for the
-	// migration plan, no part of the report's JSON.
-	Migration *MigrationWrite `json:"-"`
+	// Migration is what a write of it through the preferred version does
+	// (a storage-version migration's, kubectl edit's), when objects of the
+	// old CRD must be rewritten (Migrates): the migration plan's, and the
+	// findings of what the writes above do not say already.
+	Migration *MigrationWrite `json:"migration,omitempty"`
 }
 
 // Impact runs the new CRD's storage and request path on doc, an object of

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/migration"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/schema"
@@ -183,5 +184,49 @@ func TestMigrator(t *testing.T) {
 		if want := `kubectl get foos.example.com --all-namespaces -o jsonpath='{range .items[*]}{@}{"\n"}{end}' | kubectl replace -f -`; p.Manual != want {
 			t.Errorf("%s: without the migrator: %q, want %q", tc.minor, p.Manual, want)
 		}
+	}
+}
+
+// What a rewrite through the preferred version does that the write of an
+// object's own version does not (refused by v1beta1's rule, a field the
+// preferred v1 lacks) is a finding of the upgrade; what the findings say
+// already (the next write's loss) is not said twice.
+func TestFindingsOfTheRewrite(t *testing.T) {
+	old := crd(t, "", version("v1alpha1", true, v1Props, ""))
+	movedFrozen := crd(t, "", version("v1alpha1", false, v1Props, ""), version("v1beta1", true, v2Props, frozen))
+	viaV1 := crd(t, "", version("v1alpha1", false, v1Props, ""),
+		version("v1", false, "{size: {type: integer}, retryLimit: {type: integer}, extra: {type: object, properties: {keep: {type: string}}}}", ""),
+		version("v2beta1", true, v1Props, ""))
+	for _, tc := range []struct {
+		name   string
+		new    *schema.CRD
+		object string
+		want   []string
+	}{
+		{"refused through the preferred version", movedFrozen, foo("c", "{size: 3, retryLimit: 1}"), []string{
+			`DataLoss: loses "spec.retryLimit" when next written, stored as v1beta1: reads intact until then, then the storage version's schema prunes it for good`,
+			"Invalid: even an unchanged write of it through v1beta1, the version clients get by default (as a storage-version migration does), would be refused: spec: Invalid value: frozen",
+		}},
+		{"lost through the preferred version", viaV1, foo("b", "{size: 2, extra: {keep: k, gone: g}}"), []string{
+			`DataLoss: loses "spec.extra.gone" when written back through v1, the version clients get by default (as a storage-version migration does), stored as v2beta1`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := document.Read(strings.NewReader(tc.object), "o.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			imp, err := crdupgrade.Impact(docs[0], old, tc.new, strategy.Validators{}, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range finding.FromImpact(imp) {
+				got = append(got, fmt.Sprintf("%s: %s", f.Check, f.Message))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
