@@ -31,6 +31,9 @@ type CheckUpdateOptions struct {
 	Objects   []string
 	Strict    bool
 	ChunkSize int64
+	// MigrationPlan: the plan of the storage-version migration of each
+	// upgrade that moves the storage version (text and json).
+	MigrationPlan bool
 	gateFlags
 
 	cluster *cluster
@@ -66,6 +69,7 @@ func NewCmdCheckUpdate(configFlags *genericclioptions.ConfigFlags, streams gener
 	cmd.Flags().StringSliceVar(&o.Objects, "objects", nil, "CRD upgrade: files or directories with the existing objects (default: offline, the old objects of --old; else list them from the cluster)")
 	completeFiles(cmd, "objects")
 	o.addUpgradeFlags(cmd)
+	cmd.Flags().BoolVar(&o.MigrationPlan, "migration-plan", false, "CRD upgrade that moves the storage version: the plan of the storage-version migration (the StorageVersionMigration to apply, what each object's rewrite loses or why it is refused, whether status.storedVersions may then be trimmed)")
 	return cmd
 }
 
@@ -121,6 +125,11 @@ as --old does: a chart's CRDs, rendered with --set and --values, are the new CRD
 DataLoss or Invalid change hurts at least one object or the server refuses the CRD update
 (--strict: when one exists at all); with --fail-on naming CRDChange, on any change that loses
 nothing.
+
+--migration-plan adds, for an upgrade that moves the storage version, the plan of the migration:
+the StorageVersionMigration to apply (the API of the Kubernetes minor answering) or how to rewrite
+every object without it, what each object's rewrite loses or why the server refuses it, and
+whether status.storedVersions may then be trimmed, with the patch.
 
 -o sarif, -o junit and -o github print every finding, of the objects and of CRD upgrades, for CI:
 SARIF 2.1.0 for code scanning, JUnit XML for test reports, GitHub workflow commands for annotations
@@ -184,6 +193,9 @@ func (o *CheckUpdateOptions) Validate() error {
 	}
 	if err := o.kubeVersion.Validate(); err != nil {
 		return err
+	}
+	if o.MigrationPlan && report.IsFormat(o.Output) {
+		return usageErrorf("--migration-plan is for -o text and json: -o %s reports findings, and the plan is none", o.Output)
 	}
 	return o.outputFlags.Validate()
 }
@@ -355,23 +367,36 @@ func (o *CheckUpdateOptions) checkUpgrades(ctx context.Context, u *upgradeCheck,
 	if len(u.upgrades) == 0 {
 		return nil
 	}
+	if o.MigrationPlan {
+		u.startPlans()
+	}
+	known, err := o.existingObjects(ctx, u)
+	u.finishPlans(known)
+	return err
+}
+
+// existingObjects checks the existing objects of the upgrades: of
+// --objects; offline, the old objects of --old; else the cluster's.
+// known is false when there are none to check.
+func (o *CheckUpdateOptions) existingObjects(ctx context.Context, u *upgradeCheck) (known bool, err error) {
 	switch {
 	case len(o.Objects) > 0:
 		if err := u.objectsFromFiles(o.catalog, o.Objects, o.inputs.Recursive, o.In); err != nil {
-			return err
+			return true, err
 		}
 		if u.skipped > 0 {
 			printable.Fprintf(o.ErrOut, "Warning: %s of --objects: of no upgraded CRD's kind and version, not checked\n", plural(u.skipped, "object"))
 		}
 	case o.Offline && len(o.catalog.OldObjects()) > 0:
 		// The old objects are what the cluster holds, as far as files tell.
-		return u.scan(o.catalog, docsOf(o.catalog.OldObjects()), func(_ *document.Document, err error) error { return inputError(err) }, nil)
+		return true, u.scan(o.catalog, docsOf(o.catalog.OldObjects()), func(_ *document.Document, err error) error { return inputError(err) }, nil)
 	case o.Offline:
 		printable.Fprintf(o.ErrOut, "Warning: no existing objects checked: give them with --objects FILE|DIR\n")
+		return false, nil
 	default:
-		return u.objectsFromCluster(ctx, o.cluster, o.catalog, o.ChunkSize, o.ErrOut)
+		return true, u.objectsFromCluster(ctx, o.cluster, o.catalog, o.ChunkSize, o.ErrOut)
 	}
-	return nil
+	return true, nil
 }
 
 // docsOf are docs as a sequence.

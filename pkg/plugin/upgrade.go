@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/migration"
 	"github.com/kubectl-crd/kubectl-crd/pkg/plugin/report"
 )
 
@@ -43,6 +44,8 @@ type upgradeCheck struct {
 	// checked, as scanned, with gate's verdict on its findings.
 	findings *reportOutput
 	gate     finding.Gate
+	// plans are --migration-plan's, nil without it.
+	plans migrationPlans
 }
 
 func newUpgradeCheck(json bool, findings *reportOutput, gate finding.Gate) *upgradeCheck {
@@ -123,6 +126,9 @@ func (u *upgradeCheck) record(imp *crdupgrade.ObjectImpact, findings []finding.F
 	if imp == nil {
 		u.skipped++
 		return nil
+	}
+	if p := u.plans[imp.CRD]; p != nil {
+		p.Add(imp)
 	}
 	if u.findings != nil {
 		return u.findings.Add(u.existingObject(imp, findings))
@@ -318,6 +324,9 @@ type upgradeReport struct {
 	ObjectsHurt int                      `json:"objectsHurt"`
 	Changes     []upgradeChange          `json:"changes"`
 	Unexplained []crdupgrade.Unexplained `json:"unexplained,omitempty"`
+	// Migration is the plan of the storage-version migration
+	// (--migration-plan), when the objects must be rewritten.
+	Migration *migration.Plan `json:"migration,omitempty"`
 	// "objects", last, are the objects the upgrade changes or hurts, each
 	// as the prune report's items (crdupgrade.ObjectImpact): what each
 	// reads as, why each is refused. writeJSON writes them from the spool.
@@ -375,7 +384,7 @@ func (u *upgradeCheck) reports() []upgradeReport {
 	var out []upgradeReport
 	for _, up := range u.upgrades {
 		name := up.New.CRD.Name()
-		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: up.Checked, ObjectsHurt: up.Hurt, Changes: []upgradeChange{}, Unexplained: up.Unexplained, objects: u.objects[name]}
+		r := upgradeReport{CRD: name, Source: up.Source, ObjectsChecked: up.Checked, ObjectsHurt: up.Hurt, Changes: []upgradeChange{}, Unexplained: up.Unexplained, Migration: u.plans[name], objects: u.objects[name]}
 		if up.OldSource.File != "" {
 			src := up.OldSource
 			r.OldSource = &src
@@ -431,6 +440,9 @@ func (u *upgradeCheck) print(out io.Writer) error {
 		}
 		for _, x := range up.Unexplained {
 			printable.Fprintf(out, "  Unexplained: %s (%s): no change found accounts for it\n", x.Path, x.What)
+		}
+		if p := u.plans[name]; p != nil {
+			printMigrationPlan(out, p)
 		}
 	}
 	return nil

@@ -57,6 +57,11 @@ type ObjectImpact struct {
 	// serves and the new one no longer does (removed, or served: false):
 	// the server refuses every request in it once the new CRD is applied.
 	Unserved []VersionUse `json:"unserved,omitempty"`
+	// Migration is what a write of it through the preferred version does
+	// (a storage-version migration's, kubectl edit's), when objects of the
+	// old CRD must be rewritten (Migrates): the migration plan's, and the
+	// findings of what the writes above do not say already.
+	Migration *MigrationWrite `json:"migration,omitempty"`
 }
 
 // VersionUse is a use of a version of an object's API: the apiVersion of
@@ -172,6 +177,11 @@ func Impact(doc *document.Document, old, new *schema.CRD, v ObjectValidator, def
 		}
 		if errs = without(errs, ouv.ValidateUpdate(was, was)); len(errs) > 0 {
 			imp.UpdateErrors = prune.FieldErrors(doc, errs)
+		}
+	}
+	if Migrates(old, new) {
+		if err := imp.migrationWrite(doc, stored.Object, read.Object, new, version, !old.ClusterScoped(), namespace, v); err != nil {
+			return nil, inputErr(err)
 		}
 	}
 	return imp, nil

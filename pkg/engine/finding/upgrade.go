@@ -185,6 +185,42 @@ func FromImpact(imp *crdupgrade.ObjectImpact) []Finding {
 		out = append(out, Finding{Check: Invalid, Reason: e.Type, Path: e.Field, Severity: Error, Line: e.Line,
 			Message: "even an unchanged update of it would be refused under the new CRD: " + e.Message})
 	}
+	return append(out, fromMigration(imp)...)
+}
+
+// fromMigration is what the write of the object through the version
+// clients get by default (a storage-version migration's, kubectl edit's)
+// does that the findings above do not say already: written through
+// another version than its own, it may lose more, or be refused where an
+// unchanged write of its own version is not. What the old CRD refuses of
+// it too is not the upgrade's doing.
+func fromMigration(imp *crdupgrade.ObjectImpact) []Finding {
+	m := imp.Migration
+	if m == nil {
+		return nil
+	}
+	said := map[string]bool{}
+	for _, ch := range append(append([]prune.Change{}, imp.Changes...), imp.NextWrite...) {
+		said[ch.Path] = true
+	}
+	for _, errs := range [][]prune.FieldError{imp.UpdateErrors, imp.Before} {
+		for _, e := range errs {
+			said[e.Message] = true
+		}
+	}
+	var out []Finding
+	for _, ch := range m.Loses {
+		if !said[ch.Path] {
+			out = append(out, Finding{Check: DataLoss, Severity: Error, Reason: string(ch.Reason), Path: ch.Path, Version: m.StoredAs, Value: ch.Value, Line: ch.Line,
+				Message: fmt.Sprintf("loses %q when written back through %s, the version clients get by default (as a storage-version migration does), stored as %s", ch.Path, m.Via, m.StoredAs)})
+		}
+	}
+	for _, e := range m.Refused {
+		if !said[e.Message] {
+			out = append(out, Finding{Check: Invalid, Reason: e.Type, Path: e.Field, Severity: Error, Line: e.Line,
+				Message: fmt.Sprintf("even an unchanged write of it through %s, the version clients get by default (as a storage-version migration does), would be refused: %s", m.Via, e.Message)})
+		}
+	}
 	return out
 }
 
