@@ -232,7 +232,7 @@ func (o *PruneOptions) load(ctx context.Context) (*objectStream, error) {
 // (catalog.Check), reported and written in their order. failed: a finding
 // fails the gate; errs are the objects the server would not decode.
 func (o *PruneOptions) check(ctx context.Context, in *objectStream, out *pruneOutput) (failed bool, errs []error, err error) {
-	opts := catalog.CheckOptions{Defaults: o.Defaults, Gate: o.gate}
+	opts := catalog.CheckOptions{Defaults: o.Defaults, Gate: o.gate, StoredCRDs: true}
 	o.progress = newProgress(o.ErrOut, in.Objects, "objects")
 	defer o.progress.clear()
 	done := 0
