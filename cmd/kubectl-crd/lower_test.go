@@ -108,6 +108,9 @@ func functionLowerFindings(t *testing.T, file string) []string {
 		if r.ResourceRef == nil && r.Tags[kubeversion.Key+".version"] != "" {
 			continue // which minor answered: of no object
 		}
+		if r.Tags["finding"] == "Prune" {
+			continue // what the server stores of the CRD: the function prunes as it lowers, lower-mutability does not
+		}
 		name := r.ResourceRef.Kind + " " + r.ResourceRef.Name
 		found = append(found, name+": "+strings.TrimPrefix(r.Message, name+": "))
 	}

@@ -29,7 +29,9 @@ func TestPluginAndFunctionWordFindingsAlike(t *testing.T) {
 		t.Run(ex.objects, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			plugin.Run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
-				[]string{"prune", "--offline", "--crd-file", ex.crd, "-f", ex.objects})
+				// The CRD among the inputs, as among the function's items: what
+				// the server stores of it is among the findings of both.
+				[]string{"prune", "--offline", "-f", ex.crd, "-f", ex.objects})
 			line := regexp.MustCompile(`^(?:Warning|Error): [^:]+: (?:the server would refuse it: )?(.*) \([^()]*:\d+\)$`)
 			var fromPlugin []string
 			for _, l := range strings.Split(strings.TrimSpace(errOut.String()), "\n") {

@@ -367,14 +367,11 @@ type itemRead struct {
 // pruned items. A pruned item replaces its original in items as it is
 // checked, so that the original can go.
 func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *catalog.Loader) ([]*yaml.RNode, error) {
-	opts := catalog.CheckOptions{Defaults: c.Defaults, Updates: true, Gate: c.gate}
+	opts := catalog.CheckOptions{Defaults: c.Defaults, Updates: true, Gate: c.gate, StoredCRDs: true}
 	indexes := func(yield func(int) bool) {
 		for i, item := range items {
 			if isFunctionConfig(item) {
 				continue // kustomize fn run and kpt pass the function's own config along
-			}
-			if c.crdOnly[i] && !c.LowerMutability {
-				continue // checked by the loader, as CRDs are; nothing of it changes
 			}
 			if !yield(i) {
 				return
@@ -433,6 +430,13 @@ func (c *CRDCheck) reportItem(cat *catalog.Catalog, item *yaml.RNode, ic itemChe
 	lowered := false
 	if c.LowerMutability {
 		var err error
+		if changed {
+			// Lowered as the item reads once stored: the edits of the one
+			// are made on the text the other wrote.
+			if ic.doc, err = reread(ic.doc); err != nil {
+				return nil, err
+			}
+		}
 		if lowered, err = c.lowerMutability(item, ic.doc); err != nil {
 			return nil, err
 		}
@@ -449,6 +453,19 @@ func (c *CRDCheck) reportItem(cat *catalog.Catalog, item *yaml.RNode, ic itemChe
 		return nil, fmt.Errorf("%s: the pruned item does not parse: %w", ic.doc.Source.File, err)
 	}
 	return node, nil
+}
+
+// reread is doc read again from its text as edited.
+func reread(doc *document.Document) (*document.Document, error) {
+	b, err := doc.Encode()
+	if err != nil {
+		return nil, err
+	}
+	ds, err := document.Read(bytes.NewReader(b), doc.Source.File)
+	if err != nil || len(ds) != 1 {
+		return nil, fmt.Errorf("%s: the stored item does not read back: %v", doc.Source.File, err)
+	}
+	return ds[0], nil
 }
 
 // severityRank orders results, errors first.

@@ -41,6 +41,8 @@ var (
 		`Gizmo default/g3 spec.list[1]: a create of it again would be refused under the new CRD: spec.list[1]: Duplicate value: "p" (previous CustomResourceDefinition: test/e2e/testdata/crdupgrade/old.yaml:1)`,
 		`Gizmo default/g3 spec.size: a create of it again would be refused under the new CRD: spec.size: Required value (previous CustomResourceDefinition: test/e2e/testdata/crdupgrade/old.yaml:1)`,
 	}
+	// What the server's defaulting adds to the new CRD as it stores it.
+	upgradeStored = `CustomResourceDefinition gizmos.upgrade.example.com spec.conversion: defaulted "spec.conversion" to {"strategy":"None"}`
 	// What pruning g1 against the new CRD removes from the item.
 	upgradePrune = []string{
 		`Gizmo default/g1 spec.extra.drop: pruned unknown field "spec.extra.drop"`,
@@ -140,20 +142,20 @@ func TestUpgrade(t *testing.T) {
 		config: "previous: " + upgradeOld,
 		items:  []string{newCRD, objects},
 		want: concat(withSeverity(framework.Error, upgradeObjectResults...), withSeverity(framework.Error, upgradeChanges...),
-			withSeverity(framework.Warning, upgradePrune...), withSeverity(framework.Warning, upgradeDefault)),
+			withSeverity(framework.Warning, upgradeStored), withSeverity(framework.Warning, upgradePrune...), withSeverity(framework.Warning, upgradeDefault)),
 		fails: true,
 		tags:  map[string]string{"finding": "DataLoss", "reason": "UnknownField"},
 	}, {
 		name:   "no failOn: warnings",
 		config: "previous: [" + upgradeOld + "]\nfailOn: []",
 		items:  []string{newCRD, objects},
-		want:   withSeverity(framework.Warning, concat(upgradePrune, upgradeObjectResults, upgradeChanges, []string{upgradeDefault})...),
+		want:   withSeverity(framework.Warning, concat([]string{upgradeStored}, upgradePrune, upgradeObjectResults, upgradeChanges, []string{upgradeDefault})...),
 	}, {
 		name:   "failOn CRDChange",
 		config: "previous: " + upgradeOld + "\nfailOn: [CRDChange]",
 		items:  []string{newCRD, objects},
 		want: concat(withSeverity(framework.Error, upgradeDefault),
-			withSeverity(framework.Warning, concat(upgradePrune, upgradeObjectResults, upgradeChanges)...)),
+			withSeverity(framework.Warning, concat([]string{upgradeStored}, upgradePrune, upgradeObjectResults, upgradeChanges)...)),
 		fails: true,
 		tags:  map[string]string{"finding": "CRDChange", "change": "DefaultAdded", "version": "v1", "path": "spec.canary", "objects": "4", "checked": "4"},
 	}, {
@@ -162,7 +164,7 @@ func TestUpgrade(t *testing.T) {
 		name:   "no objects: warnings",
 		config: "previous: " + upgradeOld,
 		items:  []string{newCRD},
-		want: withSeverity(framework.Warning,
+		want: withSeverity(framework.Warning, upgradeStored,
 			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.extra" no longer x-kubernetes-preserve-unknown-fields: the fields its schema does not name are pruned`,
 			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.name" removed from the schema: pruned from every stored object`,
 			`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.list" x-kubernetes-list-type changed from "atomic" to "set"`,
@@ -180,7 +182,7 @@ func TestUpgrade(t *testing.T) {
 		items:  []string{strings.Replace(newCRD, "scope: Namespaced", "scope: Cluster", 1)},
 		want: concat(withSeverity(framework.Error,
 			`CustomResourceDefinition gizmos.upgrade.example.com: the server would refuse the CRD update: spec.scope: Invalid value: "Cluster": field is immutable`),
-			withSeverity(framework.Warning,
+			withSeverity(framework.Warning, upgradeStored,
 				`CustomResourceDefinition gizmos.upgrade.example.com: scope changed from Namespaced to Cluster: every client's URLs change`,
 				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.extra" no longer x-kubernetes-preserve-unknown-fields: the fields its schema does not name are pruned`,
 				`CustomResourceDefinition gizmos.upgrade.example.com: v1: "spec.name" removed from the schema: pruned from every stored object`,
@@ -198,7 +200,7 @@ func TestUpgrade(t *testing.T) {
 		config: "previous: " + upgradeOld,
 		items:  []string{withV2, objects, gizmoV2},
 		want: concat(withSeverity(framework.Error, upgradeObjectResults...), withSeverity(framework.Error, upgradeChanges...),
-			withSeverity(framework.Warning, upgradePrune...),
+			withSeverity(framework.Warning, upgradeStored), withSeverity(framework.Warning, upgradePrune...),
 			withSeverity(framework.Warning, `Gizmo default/g5 spec.anything: pruned "spec.anything" when stored: not in the schema of the storage version v1`, upgradeDefault),
 			withSeverity(framework.Info,
 				`Gizmo default/g5: the previous CustomResourceDefinition gizmos.upgrade.example.com has no version v2: a new object, not one the upgrade can hurt; not checked as one`,
@@ -222,7 +224,7 @@ func TestUpgrade(t *testing.T) {
 		name:   "no previous CRD",
 		config: "failOn: []",
 		items:  []string{newCRD, objects},
-		want: withSeverity(framework.Warning,
+		want: withSeverity(framework.Warning, upgradeStored,
 			upgradePrune[0], upgradePrune[1],
 			`Gizmo default/g2 spec.mode: the server would refuse it: spec.mode: Unsupported value: "c": supported values: "a", "b"`,
 			`Gizmo default/g2 spec.size: the server would refuse it: spec.size: Invalid value: 9: spec.size in body should be less than or equal to 5`,
@@ -288,10 +290,19 @@ func TestUpgrade(t *testing.T) {
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("results (-want +got):\n%s", d)
 			}
-			if tc.tags != nil && len(results) > 0 {
-				if d := cmp.Diff(tc.tags, results[0].Tags); d != "" {
-					t.Errorf("tags of %s (-want +got):\n%s", got[0], d)
+			// The tags of the first result of the finding tc.tags names.
+			found := tc.tags == nil
+			for i, r := range results {
+				if found || r.Tags["finding"] != tc.tags["finding"] {
+					continue
 				}
+				found = true
+				if d := cmp.Diff(tc.tags, r.Tags); d != "" {
+					t.Errorf("tags of %s (-want +got):\n%s", got[i], d)
+				}
+			}
+			if !found {
+				t.Errorf("no result of the finding %s", tc.tags["finding"])
 			}
 			// prune: false, and the upgrade changes nothing.
 			for i, it := range rl.Items {

@@ -18,7 +18,7 @@ kind: CustomResourceDefinition
 metadata: {name: jobs.operations.example.com}
 spec:
   group: operations.example.com
-  names: {kind: Job, plural: jobs}
+  names: {kind: Job, plural: jobs, singular: job, listKind: JobList} # as the server stores them
   scope: Namespaced
   conversion:
     strategy: Webhook

@@ -146,15 +146,21 @@ func TestPruneReportWriteError(t *testing.T) {
 func TestPruneInPlace(t *testing.T) {
 	dir := t.TempDir()
 	job := copyFile(t, exampleJob, dir, 0o640)
-	crd := copyFile(t, exampleCRD, dir, 0o644) // among -f: passes through unchanged
+	crd := copyFile(t, exampleCRD, dir, 0o644) // among -f: written as the server stores it
+	// A built-in kind: nothing of it changes.
+	unchanged := filepath.Join(dir, "configmap.yaml")
+	if err := os.WriteFile(unchanged, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	for _, f := range []string{job, crd} {
+	for _, f := range []string{job, crd, unchanged} {
 		if err := os.Chtimes(f, old, old); err != nil {
 			t.Fatal(err)
 		}
 	}
 	want := run(t, "", "prune", "--offline", "--crd-file", exampleCRD, "-f", exampleJob)
-	r := run(t, "", "prune", "--offline", "--crd-file", exampleCRD, "-f", job, "-f", crd, "--in-place")
+	wantCRD := run(t, "", "prune", "--offline", "-f", exampleCRD)
+	r := run(t, "", "prune", "--offline", "--crd-file", exampleCRD, "-f", job, "-f", crd, "-f", unchanged, "--in-place")
 	if r.code != 0 || r.stdout != "" {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -168,16 +174,24 @@ func TestPruneInPlace(t *testing.T) {
 	if fi, _ := os.Stat(job); fi.Mode() != 0o640 || !fi.ModTime().After(old) {
 		t.Errorf("rewritten file: mode %v, mtime %v", fi.Mode(), fi.ModTime())
 	}
-	if fi, _ := os.Stat(crd); !fi.ModTime().Equal(old) {
+	if b, _ := os.ReadFile(crd); string(b) != wantCRD.stdout || !strings.Contains(string(b), "conversion:") {
+		t.Errorf("the CRD rewritten:\n%s\nprune prints:\n%s", b, wantCRD.stdout)
+	}
+	if fi, _ := os.Stat(unchanged); !fi.ModTime().Equal(old) {
 		t.Errorf("the unchanged file was written: mtime %v, was %v", fi.ModTime(), old)
 	}
 	// Twice: nothing left to change, nothing written.
-	if err := os.Chtimes(job, old, old); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{job, crd} {
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run(t, "", "prune", "--offline", "--crd-file", exampleCRD, "-f", dir, "--in-place")
 	if fi, _ := os.Stat(job); !fi.ModTime().Equal(old) {
 		t.Errorf("a clean file was written again")
+	}
+	if fi, _ := os.Stat(crd); !fi.ModTime().Equal(old) {
+		t.Errorf("the CRD as stored was written again")
 	}
 }
 

@@ -154,15 +154,21 @@ func TestPruneStdinAndJSON(t *testing.T) {
 	}
 }
 
-func TestPruneCRDsAmongInputsPassThrough(t *testing.T) {
+// A CRD among the inputs is printed as the server stores it (as prune of
+// it alone prints it), and is the schema of the objects.
+func TestPruneCRDsAmongInputsAsStored(t *testing.T) {
 	crd, _ := os.ReadFile(exampleCRD)
 	job, _ := os.ReadFile(exampleJob)
+	stored := run(t, "", "prune", "--offline", "-f", exampleCRD)
 	r := run(t, string(crd)+"---\n"+string(job), "prune", "-f", "-")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	if !strings.HasPrefix(r.stdout, string(crd)+"---\n") {
-		t.Errorf("the CRD did not pass through unchanged:\n%s", r.stdout)
+	if stored.stdout == string(crd) || !strings.HasPrefix(r.stdout, stored.stdout+"---\n") {
+		t.Errorf("the CRD is not as the server stores it:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, `defaulted "spec.conversion" to {"strategy":"None"}`) {
+		t.Errorf("the CRD's defaults are not listed:\n%s", r.stderr)
 	}
 	if !strings.Contains(r.stderr, `"spec.privileged"`) {
 		t.Errorf("the CRD among the inputs was not used as schema:\n%s", r.stderr)

@@ -91,7 +91,8 @@ in the server's words, and prune exits 1. Such an object is printed all the same
 
 Schemas come from the cluster of your kubeconfig (--context, --kubeconfig, ...), read once per run and
 only when an object needs one; --crd-file adds or overrides CRDs, and CustomResourceDefinitions among
-the inputs (which pass through unchanged) override both: you are about to apply them. An object of a
+the inputs override both: you are about to apply them. A CRD among the inputs is printed as the
+server stores it (its defaults, what its encoding drops: docs/crd-drift.md), each change a warning. An object of a
 kind that no CRD defines and the cluster does not serve is refused, as kubectl apply would be.
 
 With --offline the cluster is never contacted: schemas come only from --crd-file and the inputs. An
@@ -232,7 +233,7 @@ func (o *PruneOptions) load(ctx context.Context) (*objectStream, error) {
 // (catalog.Check), reported and written in their order. failed: a finding
 // fails the gate; errs are the objects the server would not decode.
 func (o *PruneOptions) check(ctx context.Context, in *objectStream, out *pruneOutput) (failed bool, errs []error, err error) {
-	opts := catalog.CheckOptions{Defaults: o.Defaults, Gate: o.gate}
+	opts := catalog.CheckOptions{Defaults: o.Defaults, Gate: o.gate, StoredCRDs: true}
 	o.progress = newProgress(o.ErrOut, in.Objects, "objects")
 	defer o.progress.clear()
 	done := 0

@@ -45,6 +45,9 @@ type Cluster interface {
 // choose it, so that the engine does not carry that weight.
 type Server interface {
 	schema.CRDValidator
+	// CRDPreparer prepares the create of a CRD among the inputs, whose
+	// stored form prune shows (prune.Options.CRDs).
+	schema.CRDPreparer
 	crdupgrade.CRDUpdateValidator
 	prune.CreateValidator
 	// UpdateValidator validates updates of objects of crd in version.
@@ -349,6 +352,8 @@ type pruneOptions struct {
 	Defaults bool
 	// Validate runs the server's validation of a create.
 	Validate bool
+	// StoredCRDs makes a CRD the CRD the server stores (CheckOptions).
+	StoredCRDs bool
 }
 
 // prune is a create of d: what the server stores of it, its changes applied
@@ -363,9 +368,20 @@ func (c *Catalog) prune(d *document.Document, opts pruneOptions) (*prune.Result,
 	if opts.Validate {
 		po.Validate = c.checks()
 	}
+	if opts.StoredCRDs && c.opts.Server != nil {
+		po.CRDs = c.opts.Server
+	}
 	res, err := prune.Document(d, c.reg, po)
 	if err != nil {
 		return nil, nil, err
+	}
+	if res.Status == prune.IsCRD {
+		// What the server stores of a CRD: warnings, as for any object.
+		var findings []finding.Finding
+		for _, ch := range res.Changes {
+			findings = append(findings, finding.FromChange(ch, res.Object.Kind, ""))
+		}
+		return res, append(findings, finding.OfResult(res, d.Source.Line)...), nil
 	}
 	if res.Status != prune.Checked && res.Status != prune.Invalid {
 		return res, nil, nil

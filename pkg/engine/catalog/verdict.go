@@ -31,6 +31,11 @@ type CheckOptions struct {
 	// Gate judges each finding (finding.Gate.Judge): the zero Gate fails
 	// on nothing.
 	Gate finding.Gate
+	// StoredCRDs checks a CustomResourceDefinition among the objects as
+	// the server creates it: its Result lists what the server's defaulting
+	// and encoding change, applied to its document (prune.Options.CRDs);
+	// without, it passes through unchanged.
+	StoredCRDs bool
 }
 
 // Verdict is everything a run says of one object: what the server stores
@@ -99,7 +104,7 @@ func (c *Catalog) check(ctx context.Context, d *document.Document, opts CheckOpt
 		v.Result, v.impact = res, counted
 		return v, refused, nil
 	}
-	res, findings, err := c.prune(d, pruneOptions{Defaults: opts.Defaults, Validate: v.Old == nil})
+	res, findings, err := c.prune(d, pruneOptions{Defaults: opts.Defaults, Validate: v.Old == nil, StoredCRDs: opts.StoredCRDs})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,7 +124,7 @@ func (c *Catalog) check(ctx context.Context, d *document.Document, opts CheckOpt
 		}
 		return v, nil, nil
 	case prune.IsCRD:
-		return v, nil, nil
+		return v, findings, nil
 	}
 	all := append(withoutCaused(findings, imp), upgraded...)
 	if v.Old != nil {

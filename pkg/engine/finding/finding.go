@@ -83,6 +83,9 @@ func FromChange(ch prune.Change, kind, storageVersion string) Finding {
 func describeChange(ch prune.Change, kind, storageVersion string) string {
 	switch ch.Reason {
 	case prune.StatusSubresource:
+		if kind == "CustomResourceDefinition" {
+			return fmt.Sprintf("%q is ignored: the server writes a CustomResourceDefinition's status itself", ch.Path)
+		}
 		return fmt.Sprintf("%q is ignored: the CRD has the status subresource, so only writes to /status set it", ch.Path)
 	case prune.ClusterScoped:
 		return fmt.Sprintf("dropped %q: %s is cluster-scoped", ch.Path, kind)
@@ -96,6 +99,11 @@ func describeChange(ch prune.Change, kind, storageVersion string) string {
 		return fmt.Sprintf("dropped null value of non-nullable field %q", ch.Path)
 	case prune.Defaulted:
 		return fmt.Sprintf("defaulted %q to %s", ch.Path, JSON(ch.NewValue))
+	case prune.Normalized:
+		if ch.Action == prune.Removed {
+			return fmt.Sprintf("normalized: the server does not store %q (was %s)", ch.Path, JSON(ch.Value))
+		}
+		return fmt.Sprintf("normalized: %q %s -> %s", ch.Path, JSON(ch.Value), JSON(ch.NewValue))
 	}
 	switch ch.Action {
 	case prune.Removed:

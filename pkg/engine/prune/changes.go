@@ -34,6 +34,10 @@ const (
 	// StorageVersion: not in the schema of the storage version (conversion
 	// None); dropped when the object is stored.
 	StorageVersion Reason = "StorageVersion"
+	// Normalized: a field of a CustomResourceDefinition the server does not
+	// store as written: an empty or false value its encoding leaves out,
+	// a value written otherwise (1.0 as 1). See StoredCRD.
+	Normalized Reason = "Normalized"
 )
 
 // Action is what happens to the field.

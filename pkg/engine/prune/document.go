@@ -16,6 +16,10 @@ type Options struct {
 	// Namespace is where the request goes for an object of a namespaced
 	// kind without a namespace, for validation ("": "default").
 	Namespace string
+	// CRDs, when set, prepares the create of a CustomResourceDefinition as
+	// the server's registry does: the document becomes the CRD the server
+	// stores (StoredCRD); without, a CRD passes through unchanged.
+	CRDs schema.CRDPreparer
 }
 
 // Status says how a document was handled.
@@ -24,7 +28,9 @@ type Status string
 const (
 	// Checked: the document is a custom resource of a known CRD.
 	Checked Status = "Checked"
-	// IsCRD: the document is a CustomResourceDefinition; passed through.
+	// IsCRD: the document is a CustomResourceDefinition: its changes are
+	// what the server's decoding, create and storage make of it
+	// (Options.CRDs), as it is then stored.
 	IsCRD Status = "CustomResourceDefinition"
 	// MissingCRD: no CRD is known for the document's group and kind.
 	MissingCRD Status = "MissingCRD"
@@ -72,7 +78,7 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 	res := &Result{Object: ref, Source: doc.Source, Changes: []Change{}}
 	if schema.IsCRD(ref.APIVersion, ref.Kind) {
 		res.Status = IsCRD
-		return res, nil
+		return res, storeCRD(doc, res, opts.CRDs)
 	}
 	crd, ok := reg.Lookup(ref.APIVersion, ref.Kind)
 	if !ok {

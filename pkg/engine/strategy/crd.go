@@ -77,22 +77,35 @@ func (v Validators) ValidateCRDCreate(crd *apiextensionsv1.CustomResourceDefinit
 // ValidateDecodedCRDCreate is ValidateCRDCreate on the internal version the
 // server's decoder makes of a v1 CRD, as the registry gets it; it changes
 // obj as the create's steps do.
-func (Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomResourceDefinition) (errs field.ErrorList, warnings []string) {
+func (v Validators) ValidateDecodedCRDCreate(obj *apiextensionsinternal.CustomResourceDefinition) (errs field.ErrorList, warnings []string) {
 	ctx := requestContext("create", "")
+	if err := v.PrepareCRDCreate(obj); err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}, nil
+	}
+	if errs := asMinor(ctx, operation.Create, rest.ValidateCreate(ctx, obj, crdStrategy()), &obj.ObjectMeta, nil, false); len(errs) > 0 {
+		return errs, nil
+	}
+	// As rest.BeforeCreate: the warnings once the create is valid.
+	return nil, crdStrategy().WarningsOnCreate(ctx, obj)
+}
+
+// PrepareCRDCreate changes obj, the internal version the server's decoder
+// makes of a v1 CRD, as a create does before validating it: the generic
+// registry's system metadata, generated name and namespace (cleared: the
+// kind is cluster-scoped), then the CRD strategy's PrepareForCreate (status
+// cleared, generation 1, fields of disabled features dropped). What the
+// server then stores is obj (schema.StoredCRD).
+func (Validators) PrepareCRDCreate(obj *apiextensionsinternal.CustomResourceDefinition) error {
 	rest.FillObjectMetaSystemFields(&obj.ObjectMeta)
 	if obj.GenerateName != "" && obj.Name == "" {
 		obj.Name = crdStrategy().GenerateName(obj.GenerateName)
 	}
 	// The kind is cluster-scoped: this clears metadata.namespace, it never fails.
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope("", crdStrategy().NamespaceScoped()), &obj.ObjectMeta); err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}, nil
+		return err
 	}
-	crdStrategy().PrepareForCreate(ctx, obj)
-	if errs := asMinor(ctx, operation.Create, rest.ValidateCreate(ctx, obj, crdStrategy()), &obj.ObjectMeta, nil, false); len(errs) > 0 {
-		return errs, nil
-	}
-	// As rest.BeforeCreate: the warnings once the create is valid.
-	return nil, crdStrategy().WarningsOnCreate(ctx, obj)
+	crdStrategy().PrepareForCreate(requestContext("create", ""), obj)
+	return nil
 }
 
 // ValidateCRDLegacy returns the errors with which the API server refuses a
