@@ -109,15 +109,18 @@ type redirectError struct {
 
 func (e *redirectError) Error() string { return "redirected to " + e.Target + ": " + e.Why }
 
-// registryTransport is the transport of an OCI registry's requests, under
-// go-containerregistry's (which adds the registry's credentials to the
-// requests of its host and falls back to plain http on its own): plain
-// http only to loopback, unless allowed (--source-plain-http), never as
-// a redirect from https but to loopback with it allowed; the client
-// certificate only to the registry itself.
+// registryTransport is the transport of an OCI registry's requests
+// (ociclient.go) and of its token service's: plain http only to
+// loopback, unless allowed (--source-plain-http), never as a redirect
+// from https but to loopback with it allowed; the client certificate
+// only to the registry itself; auth (an Authorization) only to origin,
+// and never over plain http but to loopback.
 type registryTransport struct {
 	c        *client
 	registry string // host[:port] of the registry
+	auth     string
+	origin   origin
+	noCert   bool // the token service's requests show no certificate
 }
 
 func (t registryTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -125,8 +128,13 @@ func (t registryTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	next := t.c.bare
-	if t.c.withCert != nil && strings.EqualFold(r.URL.Scheme, "https") && originOf(r.URL) == originOf(&url.URL{Scheme: "https", Host: t.registry}) {
+	if t.c.withCert != nil && !t.noCert && strings.EqualFold(r.URL.Scheme, "https") && originOf(r.URL) == originOf(&url.URL{Scheme: "https", Host: t.registry}) {
 		next = t.c.withCert
+	}
+	r = r.Clone(r.Context())
+	r.Header.Del("Authorization")
+	if t.auth != "" && originOf(r.URL) == t.origin && (strings.EqualFold(r.URL.Scheme, "https") || isLoopback(r.URL.Hostname())) {
+		r.Header.Set("Authorization", t.auth)
 	}
 	return next.RoundTrip(r)
 }
