@@ -22,18 +22,12 @@ import (
 // against go-containerregistry's registry behind the authentication of
 // a test, and against registries of a test's own making.
 
-// tokenService is a token service over TLS on loopback: it gives token
-// for the credentials of user:secret, or for the identity token
-// "refresh-me" by the refresh_token grant; it records what it got.
-type tokenService struct {
-	*recorder
-	mu    sync.Mutex
-	forms []string
-}
-
-func newTokenService(t *testing.T, token string) *tokenService {
-	ts := &tokenService{}
-	ts.recorder = newRecorder(t, true, func(w http.ResponseWriter, r *http.Request) {
+// tokenHandler is a token service: it gives token for the credentials
+// of user:secret, or for the identity token "refresh-me" by the
+// refresh_token grant; it records the forms it got.
+func tokenHandler(token string, forms *[]string) http.HandlerFunc {
+	var mu sync.Mutex
+	return func(w http.ResponseWriter, r *http.Request) {
 		ok := false
 		switch r.Method {
 		case http.MethodGet:
@@ -42,9 +36,9 @@ func newTokenService(t *testing.T, token string) *tokenService {
 				r.URL.Query().Get("service") == "test-registry"
 		case http.MethodPost:
 			r.ParseForm()
-			ts.mu.Lock()
-			ts.forms = append(ts.forms, r.PostForm.Encode())
-			ts.mu.Unlock()
+			mu.Lock()
+			*forms = append(*forms, r.PostForm.Encode())
+			mu.Unlock()
 			ok = r.PostForm.Get("grant_type") == "refresh_token" && r.PostForm.Get("refresh_token") == "refresh-me" &&
 				r.PostForm.Get("scope") == "repository:crds:pull" && r.PostForm.Get("service") == "test-registry"
 		}
@@ -53,18 +47,26 @@ func newTokenService(t *testing.T, token string) *tokenService {
 			return
 		}
 		json.NewEncoder(w).Encode(map[string]string{"token": token})
-	})
-	return ts
+	}
 }
 
 // bearerRegistry is go-containerregistry's registry over TLS that takes
-// the Bearer token alone, its challenge naming realm; its blobs
-// redirect to storage.
-func bearerRegistry(t *testing.T, realm, token string, storage *recorder, blobs map[string]string) *recorder {
+// the Bearer token alone, its challenge naming realm (its own /token,
+// which tokens serves, when ""); its blobs redirect to storage.
+func bearerRegistry(t *testing.T, realm, token string, tokens http.HandlerFunc, storage *recorder, blobs map[string]string) *recorder {
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	return newRecorder(t, true, func(w http.ResponseWriter, r *http.Request) {
+	var srv *recorder
+	srv = newRecorder(t, true, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			tokens(w, r)
+			return
+		}
 		if r.Header.Get("Authorization") != "Bearer "+token {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`",service="test-registry",scope="repository:crds:pull"`)
+			at := realm
+			if at == "" {
+				at = srv.URL + "/token"
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+at+`",service="test-registry",scope="repository:crds:pull"`)
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -76,6 +78,7 @@ func bearerRegistry(t *testing.T, realm, token string, storage *recorder, blobs 
 		}
 		reg.ServeHTTP(w, r)
 	})
+	return srv
 }
 
 // pushTLS pushes files to the registry at host (TLS, the token of auth)
@@ -137,19 +140,20 @@ func writeDockerConfig(t *testing.T, config string) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 }
 
-// The distribution spec's token flow: the registry's challenge names a
-// token service on another origin; the run gets a token there with the
-// Docker config's basic credentials, or by the refresh_token grant of an
-// identity token, and pulls with it. The credentials go to the token
-// service alone, the token to the registry alone: the storage that the
-// blobs redirect to gets neither.
+// The distribution spec's token flow: the registry's challenge names its
+// token service; the run gets a token there with the Docker config's
+// basic credentials, or by the refresh_token grant of an identity token,
+// and pulls with it. The credentials go to the token service alone, the
+// token to the registry alone: the storage that the blobs redirect to
+// gets neither. A token service on another port of loopback (an address
+// of the machine's, not the registry's) is not asked.
 func TestOCIBearerToken(t *testing.T) {
 	storageBlobs := map[string]string{}
 	storage := newRecorder(t, true, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, storageBlobs[strings.TrimPrefix(r.URL.Path, "/blob/")])
 	})
-	tokens := newTokenService(t, "tok-123")
-	srv := bearerRegistry(t, tokens.URL+"/token", "tok-123", storage, storageBlobs)
+	var forms []string
+	srv := bearerRegistry(t, "", "tok-123", tokenHandler("tok-123", &forms), storage, storageBlobs)
 	host := strings.TrimPrefix(srv.URL, "https://")
 	for d, data := range pushTLS(t, host, "tok-123", "a.yaml", crdA) {
 		if data == crdA {
@@ -163,36 +167,46 @@ func TestOCIBearerToken(t *testing.T) {
 	} {
 		writeDockerConfig(t, c.config)
 		srv.reset()
-		tokens.reset()
 		storage.reset()
 		files, err := run(t, Options{}, "", src)
 		wantFiles(t, c.what, files, err, src+"/a.yaml", crdA)
+		tokenAsked := false
 		for _, r := range srv.requests() {
-			if r.auth != "" && r.auth != "Bearer tok-123" {
-				t.Errorf("%s: the registry got %q", c.what, r.auth)
+			tokenAsked = tokenAsked || r.path == "/token"
+			if r.path != "/token" && r.auth != "" && r.auth != "Bearer tok-123" {
+				t.Errorf("%s: the registry got %q at %s", c.what, r.auth, r.path)
 			}
 		}
-		if got := tokens.requests(); len(got) == 0 || got[0].cert {
-			t.Errorf("%s: the token service saw %+v", c.what, got)
+		if !tokenAsked {
+			t.Errorf("%s: the token service was not asked", c.what)
 		}
 		if got := storage.requests(); len(got) != 1 || got[0].auth != "" {
 			t.Errorf("%s: the storage saw %+v, want one request without credentials", c.what, got)
 		}
 	}
-	if len(tokens.forms) != 1 || !strings.Contains(tokens.forms[0], "client_id=kubectl-crd") {
-		t.Errorf("the refresh_token grant: %q", tokens.forms)
+	if len(forms) != 1 || !strings.Contains(forms[0], "client_id=kubectl-crd") {
+		t.Errorf("the refresh_token grant: %q", forms)
 	}
 
 	writeDockerConfig(t, `{"auths": {"`+host+`": {"username": "user", "password": "wrong"}}}`)
 	_, err := run(t, Options{}, "", src)
-	wantInputError(t, "wrong credentials", err, src+": the registry refused the credentials for "+host, "GET "+tokens.URL+"/token: unexpected status code 401")
+	wantInputError(t, "wrong credentials", err, src+": the registry refused the credentials for "+host, "GET "+srv.URL+"/token: unexpected status code 401")
 	if strings.Contains(err.Error(), "wrong") {
 		t.Errorf("the error quotes the password: %v", err)
+	}
+
+	elsewhere := newRecorder(t, true, tokenHandler("tok-123", &forms))
+	other := bearerRegistry(t, elsewhere.URL+"/token", "tok-123", nil, storage, nil)
+	writeDockerConfig(t, `{"auths": {"`+strings.TrimPrefix(other.URL, "https://")+`": {"username": "user", "password": "secret"}}}`)
+	_, err = run(t, Options{}, "", "oci://"+strings.TrimPrefix(other.URL, "https://")+"/crds:v1")
+	wantInputError(t, "a token service on loopback elsewhere", err, "the registry's token service "+elsewhere.URL+"/token: a loopback, private or link-local address other than the registry's")
+	if got := elsewhere.requests(); len(got) != 0 {
+		t.Errorf("the token service elsewhere on loopback was asked: %+v", got)
 	}
 }
 
 // A token service over plain http elsewhere than loopback is never
-// asked: the credentials would go in the clear.
+// asked when the registry is reached over https.
 func TestOCITokenRealmPlainHTTP(t *testing.T) {
 	reg := newRecorder(t, true, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="http://auth.example/token",service="s"`)

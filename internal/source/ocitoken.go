@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -25,8 +27,8 @@ func (r *registryClient) token(ctx context.Context) (string, error) {
 	if err != nil || realm.Host == "" || realm.User != nil {
 		return "", &Error{Input: true, Err: errors.New("the registry's challenge names no token service URL")}
 	}
-	if s := strings.ToLower(realm.Scheme); s != "https" && !(s == "http" && isLoopback(realm.Hostname())) {
-		return "", &Error{Input: true, Err: fmt.Errorf("the registry's token service %s: not https (only one on loopback is asked over plain http)", Redact(realm.Scheme+"://"+realm.Host+realm.Path))}
+	if err := r.validRealm(realm); err != nil {
+		return "", &Error{Input: true, Err: err}
 	}
 	var resp *http.Response
 	if r.cred.identityToken != "" {
@@ -103,6 +105,59 @@ func (r *registryClient) tokenPOST(ctx context.Context, realm *url.URL) (*http.R
 	return r.realmClient(realm, "").Do(req)
 }
 
+// validRealm is nil for a token service the run may ask: over https, or
+// plain http where the registry itself is (loopback, --source-plain-http;
+// credentials go over plain http to loopback alone); on the registry's
+// own host and port, or a host that is no IP address of loopback, a
+// private or link-local network (the cloud's metadata service), as
+// go-containerregistry has it.
+func (r *registryClient) validRealm(realm *url.URL) error {
+	where := Redact(realm.Scheme + "://" + realm.Host + realm.Path)
+	switch s := strings.ToLower(realm.Scheme); {
+	case s == "https":
+	case s == "http" && (r.scheme == "http" || isLoopback(realm.Hostname())):
+	default:
+		return fmt.Errorf("the registry's token service %s: not https (plain http only where the registry is reached by it)", where)
+	}
+	if strings.EqualFold(realm.Host, r.ref.registry) {
+		return nil
+	}
+	if ip, ok := parseIPLiteral(realm.Hostname()); ok && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
+		ip.IsLinkLocalMulticast() || ip.IsUnspecified()) {
+		return fmt.Errorf("the registry's token service %s: a loopback, private or link-local address other than the registry's", where)
+	}
+	return nil
+}
+
+// parseIPLiteral parses an IP address, IPv4's legacy forms included
+// (0x7f.1, 2130706433), which a resolver may take as one.
+func parseIPLiteral(host string) (netip.Addr, bool) {
+	host, _, _ = strings.Cut(host, "%")
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.WithZone("").Unmap(), true
+	}
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var b [4]byte
+	for i, part := range parts[:len(parts)-1] {
+		v, err := strconv.ParseUint(part, 0, 8)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		b[i] = byte(v)
+	}
+	last, err := strconv.ParseUint(parts[len(parts)-1], 0, [...]int{32, 24, 16, 8}[len(parts)-1])
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	for i := len(parts) - 1; i < 4; i++ {
+		b[i] = byte(last >> (8 * (3 - i)))
+	}
+	return netip.AddrFrom4(b), true
+}
+
 // realmClient sends the requests of the token service: auth to the
 // realm's origin alone (not along a redirect elsewhere), no client
 // certificate.
@@ -116,6 +171,9 @@ func (r *registryClient) realmClient(realm *url.URL, auth string) *http.Client {
 		// not followed.
 		if via[0].Method == http.MethodPost {
 			return http.ErrUseLastResponse
+		}
+		if err := r.validRealm(req.URL); err != nil {
+			return &redirectError{Target: Redact(req.URL.String()), Why: err.Error()}
 		}
 		return nil
 	}}
