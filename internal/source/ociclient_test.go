@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 )
@@ -442,5 +444,44 @@ func TestPickChallenge(t *testing.T) {
 	}
 	if c := pickChallenge(nil); c != nil {
 		t.Errorf("none: %+v", c)
+	}
+}
+
+// A registry that fails a request once (503, as one busy does) is asked
+// again, as go-containerregistry's client did; one that goes on failing
+// is an error of the registry's (exit 3), after three tries.
+func TestOCIRetry(t *testing.T) {
+	waits := registryRetries
+	registryRetries = []time.Duration{time.Millisecond, 3 * time.Millisecond}
+	t.Cleanup(func() { registryRetries = waits })
+	m, blobs := artifactOf("a.yaml", crdA)
+	inner := newFakeRegistry(t, m, blobs)
+	var mu sync.Mutex
+	failures := 1
+	flaky := newRecorder(t, false, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fail := failures > 0 && strings.Contains(r.URL.Path, "/blobs/")
+		if fail {
+			failures--
+		}
+		mu.Unlock()
+		if fail {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		inner.Config.Handler.ServeHTTP(w, r)
+	})
+	src := "oci://" + strings.TrimPrefix(flaky.URL, "http://") + "/crds:v1"
+	files, err := run(t, Options{}, "", src)
+	wantFiles(t, "a 503 once", files, err, src+"/a.yaml", crdA)
+
+	failures = 3
+	_, err = run(t, Options{}, "", src)
+	var se *Error
+	if !errors.As(err, &se) || se.Input || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("a 503 three times: %v, want the registry's error", err)
+	}
+	if failures != 0 {
+		t.Errorf("%d tries left", failures)
 	}
 }

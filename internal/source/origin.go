@@ -1,11 +1,15 @@
 package source
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Credentials go only to the origin they were given for: the same
@@ -136,7 +140,40 @@ func (t registryTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.auth != "" && originOf(r.URL) == t.origin && (strings.EqualFold(r.URL.Scheme, "https") || isLoopback(r.URL.Hostname())) {
 		r.Header.Set("Authorization", t.auth)
 	}
-	return next.RoundTrip(r)
+	for try := 0; ; try++ {
+		resp, err := next.RoundTrip(r)
+		if try == len(registryRetries) || r.Method != http.MethodGet || !retryable(resp, err) {
+			return resp, err
+		}
+		if resp != nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, maxTokenBytes))
+			resp.Body.Close()
+		}
+		select {
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		case <-time.After(registryRetries[try]):
+		}
+	}
+}
+
+// registryRetries are the waits before a registry's GET is sent again,
+// as go-containerregistry's client did: after a network flake, or an
+// answer of a server busy or failing (retryable).
+var registryRetries = []time.Duration{time.Second, 3 * time.Second}
+
+func retryable(resp *http.Response, err error) bool {
+	if err != nil {
+		var temp interface{ Temporary() bool }
+		return errors.As(err, &temp) && temp.Temporary() || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+			errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
+	}
+	switch resp.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 499, 522:
+		return true
+	}
+	return false
 }
 
 // allowed is nil for a request a registry's fetch may make, else why
