@@ -150,8 +150,11 @@ func (r *registryClient) pingOver(ctx context.Context, scheme string) error {
 // authorize sets the Authorization of the registry's requests by its
 // challenge and the credentials: none over plain http but to loopback.
 func (r *registryClient) authorize(ctx context.Context) error {
-	if r.challenge == nil || r.scheme == "http" && !isLoopback(r.hostname()) {
+	switch {
+	case r.challenge == nil:
 		return nil
+	case r.scheme == "http" && !isLoopback(r.hostname()):
+		return &Error{Input: true, Err: fmt.Errorf("the registry at http://%s asks for authentication, which goes over plain http to loopback alone: reach it over https", r.ref.registry)}
 	}
 	switch r.challenge.scheme {
 	case "basic":

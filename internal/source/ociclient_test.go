@@ -485,3 +485,33 @@ func TestOCIRetry(t *testing.T) {
 		t.Errorf("%d tries left", failures)
 	}
 }
+
+// A registry elsewhere than loopback reached over plain http
+// (--source-plain-http) that asks for authentication is refused, saying
+// why: no credentials go over plain http but to loopback.
+func TestOCIPlainHTTPNoCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	c := &client{plainHTTP: true, maxBytes: 1 << 20, bare: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Scheme == "https" {
+			return nil, errors.New("no TLS here")
+		}
+		mu.Lock()
+		seen = append(seen, r.URL.String()+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		h := http.Header{}
+		h.Set("WWW-Authenticate", `Basic realm="registry"`)
+		return &http.Response{StatusCode: http.StatusUnauthorized, Header: h, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+	})}
+	ref, err := parseOCIRef("registry.example:5000/crds:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = newRegistryClient(c, ref, ociCred{user: "user", pass: "secret"}).ping(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the registry at http://registry.example:5000 asks for authentication, which goes over plain http to loopback alone") {
+		t.Errorf("the ping: %v", err)
+	}
+	if len(seen) != 1 || seen[0] != "http://registry.example:5000/v2/ " {
+		t.Errorf("the registry saw %q, want one request without credentials", seen)
+	}
+}
