@@ -2,21 +2,14 @@ package source
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
-
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // ociKind is a plain OCI artifact, as oras pushes files: an OCI manifest
@@ -33,76 +26,59 @@ func (ociKind) fetch(ctx context.Context, f *Fetcher, arg, name string) (Pin, []
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}
-	ref, err := ociReference(arg, f.opts.PlainHTTP)
+	ref, err := ociReference(arg)
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}
-	auth, err := ociAuth(ctx, user, ref.Context())
+	cred, err := ociAuth(ctx, user, ref)
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: fmt.Errorf("the Docker config: %w", err)}
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithUserAgent("kubectl-crd"),
-		remote.WithTransport(registryTransport{c: f.client, registry: ref.Context().RegistryStr()})}
-	desc, err := remote.Get(ref, opts...)
+	reg := newRegistryClient(f.client, ref, cred)
+	if err := reg.ping(ctx); err != nil {
+		return Pin{}, nil, f.ociError(name, ref, cred, err)
+	}
+	data, mediaType, digest, err := reg.manifest(ctx, f.client.maxBytes)
 	if err != nil {
-		return Pin{}, nil, f.ociError(name, ref, auth, err)
+		return Pin{}, nil, f.ociError(name, ref, cred, err)
 	}
-	if int64(len(desc.Manifest)) > f.client.maxBytes {
-		return Pin{}, nil, &Error{Source: name, Input: true, Err: errors.New("a manifest larger than the limit of a fetch")}
-	}
-	if hm, ok := helmManifest(desc.Manifest); ok {
-		pin, files, err := f.ociChart(ctx, ref, desc.Manifest, hm, opts, name)
+	if hm, ok := helmManifest(data); ok {
+		pin, files, err := f.ociChart(ctx, reg, data, hm, name)
 		if err != nil {
-			return Pin{}, nil, f.ociError(name, ref, auth, err)
+			return Pin{}, nil, f.ociError(name, ref, cred, err)
 		}
 		return pin, files, nil
 	}
-	m, err := artifactManifest(desc.MediaType, desc.Manifest)
+	m, err := artifactManifest(mediaType, data)
 	if err != nil {
 		return Pin{}, nil, &Error{Source: name, Input: true, Err: err}
 	}
 	for _, l := range m.Layers {
-		if err := f.ociLayer(ref.Context(), l, opts); err != nil {
-			return Pin{}, nil, f.ociError(name, ref, auth, err)
+		if err := f.ociLayer(ctx, reg, l); err != nil {
+			return Pin{}, nil, f.ociError(name, ref, cred, err)
 		}
 	}
-	digest, _, err := f.cache.put(desc.Manifest)
-	if err != nil {
+	if _, _, err := f.cache.put(data); err != nil {
 		return Pin{}, nil, err
 	}
 	files, _ := ociKind{}.cached(f.cache, name, digest)
-	return Pin{Source: name, Resolved: "oci://" + ref.Context().Name() + "@" + digest, Digest: digest}, files, nil
+	return Pin{Source: name, Resolved: "oci://" + ref.name() + "@" + digest, Digest: digest}, files, nil
 }
 
 // ociLayer fetches a layer into the cache, unless the cache holds it: at
-// most the limit of a fetch, its digest checked as it is read.
-func (f *Fetcher) ociLayer(repo name.Repository, l v1.Descriptor, opts []remote.Option) error {
-	if _, ok := f.cache.has(l.Digest.String()); ok {
+// most the limit of a fetch, its size and digest checked.
+func (f *Fetcher) ociLayer(ctx context.Context, reg *registryClient, l descriptor) error {
+	if _, ok := f.cache.has(l.Digest); ok {
 		return nil
 	}
 	if l.Size > f.client.maxBytes {
 		return &Error{Input: true, Err: fmt.Errorf("layer %s: %d bytes, larger than %d MiB, the limit of a fetch", layerName(l), l.Size, f.client.maxBytes>>20)}
 	}
-	layer, err := remote.Layer(repo.Digest(l.Digest.String()), opts...)
+	data, err := reg.blob(ctx, l, f.client.maxBytes)
 	if err != nil {
 		return err
 	}
-	rc, err := layer.Compressed()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, f.client.maxBytes+1))
-	if err != nil {
-		return err
-	}
-	if int64(len(data)) > f.client.maxBytes {
-		return &Error{Input: true, Err: fmt.Errorf("layer %s: larger than %d MiB, the limit of a fetch", layerName(l), f.client.maxBytes>>20)}
-	}
-	digest, _, err := f.cache.put(data)
-	if err == nil && digest != l.Digest.String() {
-		err = &Error{Input: true, Err: fmt.Errorf("layer %s: content of digest %s", layerName(l), digest)}
-	}
+	_, _, err = f.cache.put(data)
 	return err
 }
 
@@ -118,13 +94,13 @@ func (ociKind) cached(c *blobs, name, digest string) ([]File, bool) {
 	if hm, ok := helmManifest(data); ok {
 		return ociChartCached(c, name, hm)
 	}
-	m, err := artifactManifest(types.OCIManifestSchema1, data)
+	m, err := artifactManifest(ociManifestType, data)
 	if err != nil {
 		return nil, false
 	}
 	var files []File
 	for _, l := range m.Layers {
-		lp, ok := c.has(l.Digest.String())
+		lp, ok := c.has(l.Digest)
 		if !ok {
 			return nil, false
 		}
@@ -133,88 +109,107 @@ func (ociKind) cached(c *blobs, name, digest string) ([]File, bool) {
 	return files, true
 }
 
+// descriptor is a blob of a manifest: its media type, digest, size and
+// annotations (the OCI image spec's).
+type descriptor struct {
+	MediaType   string            `json:"mediaType"`
+	Digest      string            `json:"digest"`
+	Size        int64             `json:"size"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// ociManifest is an image manifest, OCI's or Docker's schema 2.
+type ociManifest struct {
+	SchemaVersion int          `json:"schemaVersion"`
+	MediaType     string       `json:"mediaType,omitempty"`
+	Config        descriptor   `json:"config"`
+	Layers        []descriptor `json:"layers"`
+}
+
+// parseManifest parses an image manifest whose digests are sha256's.
+func parseManifest(data []byte) (*ociManifest, error) {
+	m := &ociManifest{}
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, err
+	}
+	for _, d := range append([]descriptor{m.Config}, m.Layers...) {
+		if !validDigest(d.Digest) || !strings.HasPrefix(d.Digest, "sha256:") {
+			return nil, fmt.Errorf("digest %q: not sha256:HEX", d.Digest)
+		}
+	}
+	return m, nil
+}
+
 // artifactManifest is the manifest of a plain artifact whose layers are
-// files: not an index, not a Helm chart, no compressed layer.
-func artifactManifest(mt types.MediaType, data []byte) (*v1.Manifest, error) {
-	switch mt {
-	case types.OCIImageIndex, types.DockerManifestList:
+// files: not an index, not a Helm chart, no compressed layer. (Its media
+// type is a string's type: go-containerregistry's types in the tests.)
+func artifactManifest[M ~string](mediaType M, data []byte) (*ociManifest, error) {
+	switch mt := string(mediaType); mt {
+	case ociIndexType, dockerListType:
 		return nil, errors.New("an image index, not an artifact of files: name one of its manifests by digest")
-	case types.OCIManifestSchema1, types.DockerManifestSchema2:
+	case ociManifestType, dockerManifestType:
 	default:
 		return nil, fmt.Errorf("a manifest of media type %s, not an OCI artifact of files", mt)
 	}
-	m, err := v1.ParseManifest(strings.NewReader(string(data)))
+	m, err := parseManifest(data)
 	if err != nil {
 		return nil, fmt.Errorf("the manifest: %w", err)
 	}
-	if m.Config.MediaType == "application/vnd.cncf.helm.config.v1+json" {
+	if m.Config.MediaType == helmConfigMediaType {
 		return nil, errors.New("a Helm chart, not an artifact of files")
 	}
 	if len(m.Layers) == 0 {
 		return nil, errors.New("an artifact without layers")
 	}
 	for _, l := range m.Layers {
-		if mt := string(l.MediaType); strings.HasSuffix(mt, "+gzip") || strings.HasSuffix(mt, "+zstd") ||
+		if mt := l.MediaType; strings.HasSuffix(mt, "+gzip") || strings.HasSuffix(mt, "+zstd") ||
 			l.Annotations["io.deis.oras.content.unpack"] == "true" {
 			return nil, fmt.Errorf("layer %s is an archive (%s): push the YAML files themselves, a layer each", layerName(l), mt)
-		}
-		if l.Digest.Algorithm != "sha256" {
-			return nil, fmt.Errorf("layer %s: digest %s, not sha256", layerName(l), l.Digest)
 		}
 	}
 	return m, nil
 }
 
 // layerName is a layer's file name: its title, else its digest.
-func layerName(l v1.Descriptor) string {
+func layerName(l descriptor) string {
 	if t := l.Annotations[ociTitle]; t != "" {
 		return t
 	}
-	return l.Digest.String()
+	return l.Digest
 }
 
 // ociReference parses oci://registry/repository:tag or @sha256:digest,
 // every part written out (no registry nor tag implied).
-func ociReference(arg string, plainHTTP bool) (name.Reference, error) {
+func ociReference(arg string) (ociRef, error) {
 	s := Redact(arg)
-	s = s[len("oci://"):]
-	opts := []name.Option{name.StrictValidation}
-	if plainHTTP {
-		opts = append(opts, name.Insecure)
-	}
-	ref, err := name.ParseReference(s, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("not an OCI reference oci://registry/repository:tag or @sha256:digest: %w", err)
-	}
-	return ref, nil
+	return parseOCIRef(s[len("oci://"):])
 }
 
 // ociAuth is the user information of the reference (oci://user:token@...)
 // as basic authentication, else the Docker config's credentials for the
 // registry ($DOCKER_CONFIG/config.json, ~/.docker/config.json, their
-// credential helpers), else anonymous. go-containerregistry adds them to
-// the requests of the registry's host and port alone (a blob's redirect
-// to storage goes without them), and to the token service the
-// registry's challenge names (over https, unless the registry is reached
-// over plain http), as docker does.
-func ociAuth(ctx context.Context, user *url.Userinfo, repo name.Repository) (authn.Authenticator, error) {
+// credential helpers), else anonymous. The registry's client adds them
+// to the requests of the registry's origin alone (a blob's redirect to
+// storage goes without them), and to the token service the registry's
+// challenge names (over https, unless on loopback), as docker does.
+func ociAuth(ctx context.Context, user *url.Userinfo, ref ociRef) (ociCred, error) {
 	if user != nil {
 		pass, _ := user.Password()
-		return &authn.Basic{Username: user.Username(), Password: pass}, nil
+		return ociCred{user: user.Username(), pass: pass}, nil
 	}
-	return authn.Resolve(ctx, authn.DefaultKeychain, repo)
+	return dockerCredentials(ctx, ref)
 }
 
 // ociError is a registry's error, its fault told apart from the network's:
 // a refusal names the credentials it had (or lacked).
-func (f *Fetcher) ociError(name string, ref name.Reference, auth authn.Authenticator, err error) error {
+func (f *Fetcher) ociError(name string, ref ociRef, cred ociCred, err error) error {
 	var se *Error
 	if errors.As(err, &se) {
 		se.Source = name
 		return se
 	}
-	// Before the registry's answer: on loopback, go-containerregistry
-	// asks again over plain http when TLS fails, and joins both errors.
+	// Before the registry's answer: on loopback, the ping asks again
+	// over plain http when TLS fails, and joins both errors.
 	if re := f.client.tlsRefusal(name, err); re != nil {
 		return re
 	}
@@ -222,13 +217,13 @@ func (f *Fetcher) ociError(name string, ref name.Reference, auth authn.Authentic
 	if errors.As(err, &re) {
 		return &Error{Source: name, Input: true, Err: re}
 	}
-	var te *transport.Error
+	var te *registryError
 	if !errors.As(err, &te) {
 		return f.client.netError(name, err)
 	}
-	reg := ref.Context().RegistryStr()
+	reg := ref.registry
 	switch {
-	case (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) && auth == authn.Anonymous:
+	case (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) && cred.anonymous():
 		err = fmt.Errorf("the registry wants credentials, and the Docker config has none for %s (docker login %s, or DOCKER_CONFIG): %w", reg, reg, te)
 	case te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden:
 		err = fmt.Errorf("the registry refused the credentials for %s: %w", reg, te)
@@ -239,8 +234,8 @@ func (f *Fetcher) ociError(name string, ref name.Reference, auth authn.Authentic
 }
 
 // plainHTTPGuard refuses plain http to a registry that is not on
-// loopback, unless allowed (--source-plain-http): go-containerregistry
-// falls back to http for private addresses by itself.
+// loopback, unless allowed (--source-plain-http): the ping falls back to
+// http for private addresses, as go-containerregistry did.
 type plainHTTPGuard struct {
 	next  http.RoundTripper
 	allow bool

@@ -1,11 +1,15 @@
 package source
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Credentials go only to the origin they were given for: the same
@@ -109,15 +113,18 @@ type redirectError struct {
 
 func (e *redirectError) Error() string { return "redirected to " + e.Target + ": " + e.Why }
 
-// registryTransport is the transport of an OCI registry's requests, under
-// go-containerregistry's (which adds the registry's credentials to the
-// requests of its host and falls back to plain http on its own): plain
-// http only to loopback, unless allowed (--source-plain-http), never as
-// a redirect from https but to loopback with it allowed; the client
-// certificate only to the registry itself.
+// registryTransport is the transport of an OCI registry's requests
+// (ociclient.go) and of its token service's: plain http only to
+// loopback, unless allowed (--source-plain-http), never as a redirect
+// from https but to loopback with it allowed; the client certificate
+// only to the registry itself; auth (an Authorization) only to origin,
+// and never over plain http but to loopback.
 type registryTransport struct {
 	c        *client
 	registry string // host[:port] of the registry
+	auth     string
+	origin   origin
+	noCert   bool // the token service's requests show no certificate
 }
 
 func (t registryTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -125,10 +132,48 @@ func (t registryTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	next := t.c.bare
-	if t.c.withCert != nil && strings.EqualFold(r.URL.Scheme, "https") && originOf(r.URL) == originOf(&url.URL{Scheme: "https", Host: t.registry}) {
+	if t.c.withCert != nil && !t.noCert && strings.EqualFold(r.URL.Scheme, "https") && originOf(r.URL) == originOf(&url.URL{Scheme: "https", Host: t.registry}) {
 		next = t.c.withCert
 	}
-	return next.RoundTrip(r)
+	r = r.Clone(r.Context())
+	r.Header.Del("Authorization")
+	if t.auth != "" && originOf(r.URL) == t.origin && (strings.EqualFold(r.URL.Scheme, "https") || isLoopback(r.URL.Hostname())) {
+		r.Header.Set("Authorization", t.auth)
+	}
+	for try := 0; ; try++ {
+		resp, err := next.RoundTrip(r)
+		if try == len(registryRetries) || r.Method != http.MethodGet || !retryable(resp, err) {
+			return resp, err
+		}
+		if resp != nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, maxTokenBytes))
+			resp.Body.Close()
+		}
+		select {
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		case <-time.After(registryRetries[try]):
+		}
+	}
+}
+
+// registryRetries are the waits before a registry's GET is sent again,
+// as go-containerregistry's client did: after a network flake, or an
+// answer of a server busy or failing (retryable).
+var registryRetries = []time.Duration{time.Second, 3 * time.Second}
+
+func retryable(resp *http.Response, err error) bool {
+	if err != nil {
+		var temp interface{ Temporary() bool }
+		return errors.As(err, &temp) && temp.Temporary() || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+			errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
+	}
+	switch resp.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 499, 522:
+		return true
+	}
+	return false
 }
 
 // allowed is nil for a request a registry's fetch may make, else why
