@@ -125,35 +125,14 @@ func (imp *ObjectImpact) migrationWrite(doc *document.Document, stored, read map
 // adds, but for apiVersion, kind and metadata (which the write keeps), by
 // path, with their lines in doc.
 func contentDiff(doc *document.Document, before, after map[string]interface{}) (lost, added []prune.Change) {
-	var walk func(p fieldpath.Path, a, b interface{})
-	walk = func(p fieldpath.Path, a, b interface{}) {
-		am, aok := a.(map[string]interface{})
-		bm, bok := b.(map[string]interface{})
-		if aok && bok {
-			for _, k := range keysOf(am, bm) {
-				av, ina := am[k]
-				bv, inb := bm[k]
-				q := p.Child(fieldpath.Key(k))
-				switch {
-				case ina && !inb:
-					lost = append(lost, prune.Change{Path: q.String(), Segments: q, Reason: prune.StorageVersion, Action: prune.Removed, Value: av})
-				case !ina && inb:
-					added = append(added, prune.Change{Path: q.String(), Segments: q, Reason: prune.Defaulted, Action: prune.Added, NewValue: bv})
-				default:
-					walk(q, av, bv)
-				}
-			}
-			return
+	prune.Diff(content(before), content(after), func(p fieldpath.Path, a prune.Action, old, new interface{}) {
+		switch a {
+		case prune.Removed:
+			lost = append(lost, prune.Change{Path: p.String(), Segments: p, Reason: prune.StorageVersion, Action: a, Value: old})
+		case prune.Added:
+			added = append(added, prune.Change{Path: p.String(), Segments: p, Reason: prune.Defaulted, Action: a, NewValue: new})
 		}
-		al, aok := a.([]interface{})
-		bl, bok := b.([]interface{})
-		if aok && bok && len(al) == len(bl) {
-			for i := range al {
-				walk(p.Child(fieldpath.Index(i)), al[i], bl[i])
-			}
-		}
-	}
-	walk(nil, content(before), content(after))
+	})
 	for i := range lost {
 		lost[i].Line = prune.LineOf(doc, lost[i])
 	}
@@ -171,21 +150,5 @@ func content(obj map[string]interface{}) map[string]interface{} {
 			out[k] = v
 		}
 	}
-	return out
-}
-
-// keysOf are the keys of a and b, sorted.
-func keysOf(a, b map[string]interface{}) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, m := range []map[string]interface{}{a, b} {
-		for k := range m {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
-	}
-	sort.Strings(out)
 	return out
 }

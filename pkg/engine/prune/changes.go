@@ -167,6 +167,13 @@ func toSet(xs []string) map[string]bool {
 	return m
 }
 
+// Diff walks a and b together, calling emit for each difference (a key
+// only a has: Removed; only b: Added; a value, type or list length
+// otherwise: Replaced), keys sorted. emit gets a path of its own.
+func Diff(a, b interface{}, emit func(fieldpath.Path, Action, interface{}, interface{})) {
+	diff(nil, a, b, emit)
+}
+
 // diff walks a (sent) and b (stored) together, calling emit for each
 // difference, in a stable order (sorted keys). emit gets a path of its own.
 func diff(p fieldpath.Path, a, b interface{}, emit func(fieldpath.Path, Action, interface{}, interface{})) {
