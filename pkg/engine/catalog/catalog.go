@@ -161,6 +161,13 @@ type PreparedCRD struct {
 // too); d must not change meanwhile. Nothing is added: AddPrepared does,
 // in the order of the inputs.
 func (c *Catalog) PrepareCRD(d *document.Document) *PreparedCRD {
+	return c.prepareCRD(d, nil)
+}
+
+// prepareCRD is PrepareCRD; accepted, when not nil, is the server's
+// verdict on the CRD as a cache kept it (crdindex.Entry.Accepted): it
+// accepts it with these warnings, and its validation does not run again.
+func (c *Catalog) prepareCRD(d *document.Document, accepted *[]string) *PreparedCRD {
 	// What is kept of d: its object and where it is, not its YAML's nodes.
 	p := &PreparedCRD{doc: &document.Document{Object: d.Object, Source: d.Source}}
 	crd, ok, err := schema.DecodeObject(d.Object, c.opts.Server)
@@ -170,6 +177,9 @@ func (c *Catalog) PrepareCRD(d *document.Document) *PreparedCRD {
 	}
 	if !ok {
 		return p
+	}
+	if accepted != nil {
+		crd.SetAccepted(*accepted)
 	}
 	if err := crd.InvalidErr(); err != nil {
 		p.invalid = &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
@@ -190,6 +200,15 @@ func (p *PreparedCRD) refusal() string {
 		}
 	}
 	return ""
+}
+
+// warnings are the server's warnings on the CRD prepared, which it
+// accepts (crdindex.Entry.Accepted): none when it refuses it.
+func (p *PreparedCRD) warnings() []string {
+	if p.crd == nil || p.invalid != nil {
+		return nil
+	}
+	return p.crd.Warnings()
 }
 
 // AddPrepared is addCRD of a document PrepareCRD read (or

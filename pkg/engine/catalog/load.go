@@ -229,11 +229,14 @@ func (l *Loader) Added() error {
 		if err != nil {
 			return &PreparedCRD{doc: &document.Document{Source: e.Source}, err: err}
 		}
+		if warnings, ok := e.Accepted(); ok && l.cat.opts.Server != nil {
+			return l.cat.prepareCRD(d, &warnings) // not validated again
+		}
 		return l.cat.PrepareCRD(d)
 	}
 	for x, p := range ordered.Seq(ordered.Workers(), needed, prepare) {
 		if p.doc.Object != nil && l.cat.opts.Server != nil {
-			x.f.SetRefusal(x.i, p.refusal()) // the verdict the cache keeps
+			x.f.SetVerdict(x.i, p.refusal(), p.warnings()) // the verdict the cache keeps
 		}
 		if !l.add(p) {
 			break
@@ -280,15 +283,16 @@ func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
 		}
 	}
 	type verdict struct {
-		refusal string
-		err     error
-		d       *document.Document
+		refusal  string
+		warnings []string
+		err      error
+		d        *document.Document
 	}
 	check := func(x indexed) verdict {
 		e := x.entry()
-		refusal, err := e.Refusal(v)
+		refusal, warnings, err := e.Verdict(v)
 		if err != nil || refusal == "" {
-			return verdict{refusal: refusal, err: err}
+			return verdict{refusal: refusal, warnings: warnings, err: err}
 		}
 		d, err := e.Document()
 		return verdict{refusal: refusal, err: err, d: d}
@@ -299,7 +303,7 @@ func (l *Loader) refusedUnused(used map[runtimeschema.GroupKind]bool) {
 			l.err = &document.InputError{Source: src, Msg: got.err.Error(), Err: got.err}
 			return
 		}
-		x.f.SetRefusal(x.i, got.refusal)
+		x.f.SetVerdict(x.i, got.refusal, got.warnings)
 		if got.refusal != "" {
 			l.addUnused(x.entry().Source, got.d, got.refusal)
 		}

@@ -19,7 +19,9 @@ import (
 )
 
 // format is the version of the cache's layout and of what it holds.
-const format = "crdindex/2"
+// crdindex/3 keeps the server's warnings on each CRD it accepts: an
+// entry of crdindex/2, which did not, would read as one with none.
+const format = "crdindex/3"
 
 // CacheDirEnv names the cache directory; "off" keeps none.
 const CacheDirEnv = "KUBECTL_CRD_CACHE_DIR"
@@ -105,8 +107,10 @@ type storedEntry struct {
 	Group string `json:"group"`
 	Kind  string `json:"kind"`
 	Line  int    `json:"line"`
-	// Refusal is the server's verdict on the CRD (Entry.Refusal).
-	Refusal string `json:"refusal,omitempty"`
+	// Refusal is the server's verdict on the CRD (Entry.Refusal), and
+	// Warnings what it warns of when it accepts it (Entry.Accepted).
+	Refusal  string   `json:"refusal,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (c Cache) path(key string) string { return filepath.Join(c.Dir, key[:2], key) }
@@ -136,7 +140,7 @@ func (c Cache) load(key string, f *file) (*File, error) {
 			GroupKind: runtimeschema.GroupKind{Group: e.Group, Kind: e.Kind},
 			Source:    document.Source{File: f.name, Line: e.Line},
 			blob:      filepath.Join(dir, strconv.Itoa(i)+".json"), file: f, index: i,
-			refusal: e.Refusal, checked: true,
+			refusal: e.Refusal, warnings: e.Warnings, checked: true,
 		})
 	}
 	return out, nil
@@ -174,7 +178,10 @@ func (c Cache) write(dir string, idx *File) error {
 		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".json"), b, cachedir.FileMode); err != nil {
 			return err
 		}
-		s.Entries = append(s.Entries, storedEntry{Group: e.GroupKind.Group, Kind: e.GroupKind.Kind, Line: e.Source.Line, Refusal: e.refusal})
+		s.Entries = append(s.Entries, storedEntry{
+			Group: e.GroupKind.Group, Kind: e.GroupKind.Kind, Line: e.Source.Line,
+			Refusal: e.refusal, Warnings: e.warnings,
+		})
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

@@ -40,10 +40,12 @@ type Entry struct {
 	file   *file
 	index  int
 	// refusal is why the server would refuse the CRD ("" when it accepts
-	// it), known once checked: as the cache kept it, or as a run decided
-	// it (File.SetRefusal), to be kept with the index (File.Keep).
-	refusal string
-	checked bool
+	// it), and warnings what it warns of when it accepts it, known once
+	// checked: as the cache kept them, or as a run decided them
+	// (File.SetVerdict), to be kept with the index (File.Keep).
+	refusal  string
+	warnings []string
+	checked  bool
 }
 
 // FromDocument is an entry of a CRD already read.
@@ -87,25 +89,44 @@ func (e Entry) Document() (*document.Document, error) {
 // decoding and CRD validation ("" when it accepts it): as the cache kept
 // it, so that a run says which CRDs of a schema source the server refuses
 // without decoding them; else decided now by v, the server's CRD
-// validation (File.SetRefusal records it).
+// validation (Verdict).
 func (e Entry) Refusal(v schema.CRDValidator) (string, error) {
+	refusal, _, err := e.Verdict(v)
+	return refusal, err
+}
+
+// Verdict is Refusal with the warnings the server accepts the CRD with
+// (schema.CRD.Warnings; none when it refuses it): as the cache kept them,
+// else decided now by v (File.SetVerdict records them).
+func (e Entry) Verdict(v schema.CRDValidator) (refusal string, warnings []string, err error) {
 	if e.checked {
-		return e.refusal, nil
+		return e.refusal, e.warnings, nil
 	}
 	d, err := e.Document()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return refusalOf(d.Object, v), nil
+	refusal, warnings = verdictOf(d.Object, v)
+	return refusal, warnings, nil
 }
 
-// refusalOf is the server's refusal of a CRD object, as on a create: its
-// decoding, then its CRD validation by v (with its CEL cost estimates).
-func refusalOf(obj map[string]interface{}, v schema.CRDValidator) string {
-	if err := schema.Refusal(obj, v); err != nil {
-		return err.Error()
+// Accepted are the warnings the server accepts the CRD with, ok when the
+// verdict is known (as the cache kept it, or File.SetVerdict) and the
+// server accepts the CRD: a run that uses the CRD gives them to it
+// (schema.CRD.SetAccepted) rather than validate it again.
+func (e Entry) Accepted() (warnings []string, ok bool) {
+	return e.warnings, e.checked && e.refusal == ""
+}
+
+// verdictOf is the server's refusal of a CRD object, as on a create: its
+// decoding, then its CRD validation by v (with its CEL cost estimates);
+// or the warnings it accepts it with.
+func verdictOf(obj map[string]interface{}, v schema.CRDValidator) (refusal string, warnings []string) {
+	warnings, err := schema.Verdict(obj, v)
+	if err != nil {
+		return err.Error(), nil
 	}
-	return ""
+	return "", warnings
 }
 
 // Warning is what the document reader warns of in a file (a key written
@@ -146,10 +167,15 @@ type File struct {
 // Checked reports whether the server's verdict on entry i is known.
 func (f *File) Checked(i int) bool { return f.Entries[i].checked }
 
-// SetRefusal records the server's verdict on entry i (Entry.Refusal), as
-// a run that prepared the CRD found it, or as Refusal decided it.
-func (f *File) SetRefusal(i int, refusal string) {
-	f.Entries[i].refusal, f.Entries[i].checked = refusal, true
+// SetVerdict records the server's verdict on entry i (Entry.Verdict): its
+// refusal, or the warnings it accepts the CRD with, as a run that prepared
+// the CRD found them, or as Verdict decided them.
+func (f *File) SetVerdict(i int, refusal string, warnings []string) {
+	if refusal != "" {
+		warnings = nil
+	}
+	e := &f.Entries[i]
+	e.refusal, e.warnings, e.checked = refusal, warnings, true
 }
 
 // Keep keeps a file just parsed in the cache, with the server's verdict on

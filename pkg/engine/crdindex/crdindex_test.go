@@ -82,8 +82,8 @@ func want(t *testing.T, name string, data []byte) ([]*document.Document, []Warni
 func keepAll(idx *File) {
 	for i, e := range idx.Entries {
 		if !idx.Checked(i) {
-			refusal, _ := e.Refusal(strategy.Validators{})
-			idx.SetRefusal(i, refusal)
+			refusal, warnings, _ := e.Verdict(strategy.Validators{})
+			idx.SetVerdict(i, refusal, warnings)
 		}
 	}
 	idx.Keep()
@@ -125,7 +125,7 @@ func TestCacheReadsAsTheReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx.SetRefusal(0, "")
+	idx.SetVerdict(0, "", nil)
 	idx.Keep()
 	if idx, err = c.read("crds.yaml", data); err != nil {
 		t.Fatal(err)

@@ -88,8 +88,8 @@ func TestRefusalIsTheCatalogs(t *testing.T) {
 		}
 		for i, e := range idx.Entries {
 			if !idx.Checked(i) {
-				refusal, _ := e.Refusal(strategy.Validators{})
-				idx.SetRefusal(i, refusal)
+				refusal, warnings, _ := e.Verdict(strategy.Validators{})
+				idx.SetVerdict(i, refusal, warnings)
 			}
 		}
 		idx.Keep()

@@ -476,9 +476,16 @@ func crdJSON(obj map[string]interface{}) (js []byte, legacy, ok bool, err error)
 // in apiextensions.k8s.io/v1, without the v1 CRD served). Nil when the
 // server accepts it, or obj is no CRD; nil v validates nothing.
 func Refusal(obj map[string]interface{}, v CRDValidator) error {
+	_, err := Verdict(obj, v)
+	return err
+}
+
+// Verdict is Refusal with, when the server accepts the CRD, the warnings
+// it accepts it with (as Warnings of the CRD decoded: sorted, each once).
+func Verdict(obj map[string]interface{}, v CRDValidator) (warnings []string, err error) {
 	js, legacy, ok, err := crdJSON(obj)
 	if err != nil || !ok {
-		return err
+		return nil, err
 	}
 	var c *CRD
 	var name string
@@ -486,26 +493,26 @@ func Refusal(obj map[string]interface{}, v CRDValidator) error {
 		// Validated as the v1 CRD it is served as (DecodeObject).
 		decoded, _, err := decodeCRD(js)
 		if err != nil {
-			return fmt.Errorf("invalid CustomResourceDefinition: %w", err)
+			return nil, fmt.Errorf("invalid CustomResourceDefinition: %w", err)
 		}
 		name = decoded.Name
 		c = &CRD{validate: func() (field.ErrorList, []string) { return v.ValidateCRDLegacy(decoded) }}
 	} else {
 		internal, err := decodeInternal(js)
 		if err != nil {
-			return fmt.Errorf("invalid CustomResourceDefinition: %w", err)
+			return nil, fmt.Errorf("invalid CustomResourceDefinition: %w", err)
 		}
 		name = internal.Name
 		c = &CRD{validate: func() (field.ErrorList, []string) { return v.ValidateDecodedCRDCreate(internal) }}
 	}
 	if v == nil {
-		return nil
+		return nil, nil
 	}
 	c.validateOnce()
 	if len(c.invalid) > 0 {
-		return &InvalidError{Name: name, Errs: c.invalid}
+		return nil, &InvalidError{Name: name, Errs: c.invalid}
 	}
-	return nil
+	return c.warnings, nil
 }
 
 // Legacy reports whether the CRD was read in apiextensions.k8s.io/v1beta1,

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -71,10 +72,29 @@ func (c *CRD) validateOnce() {
 			c.invalid, c.warnings = c.validate()
 			c.validate = nil // what it holds (the decoded CRD) is not needed again
 			sort.SliceStable(c.invalid, func(i, j int) bool { return c.invalid[i].Error() < c.invalid[j].Error() })
-			if len(c.warnings) > 0 {
-				c.warnings = sets.List(sets.New(c.warnings...).Delete(""))
-			}
+			c.warnings = sortedWarnings(c.warnings)
 		}
+	})
+}
+
+// sortedWarnings are warnings sorted, each once, none empty.
+func sortedWarnings(warnings []string) []string {
+	if len(warnings) == 0 {
+		return nil
+	}
+	return sets.List(sets.New(warnings...).Delete(""))
+}
+
+// SetAccepted records the outcome of the server's validation of a CRD
+// read from a file as known, so that it does not run: the server accepts
+// the CRD (Invalid is nil) with these warnings (Warnings, sorted as
+// always). A cache of CRD indexes keeps that outcome from the run that
+// validated the CRD (crdindex.Entry.Accepted). Nothing changes once the
+// validation ran; call it before the CRD is shared.
+func (c *CRD) SetAccepted(warnings []string) {
+	c.invalidOnce.Do(func() {
+		c.validate = nil
+		c.warnings = sortedWarnings(slices.Clone(warnings))
 	})
 }
 
