@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -335,16 +336,11 @@ func installCRDs(t *testing.T, dyn dynamic.Interface, installed map[string]strin
 	ctx := context.Background()
 	crds := dyn.Resource(crdGVR)
 	for _, d := range docs {
-		res, err := lower.CRD(d.Object, strategy.Validators{})
-		if err != nil {
-			t.Fatalf("%s: lowering: %v", d.Source, err)
-		}
-		crd := &unstructured.Unstructured{Object: res.Object}
-		b, _ := json.Marshal(crd.Object)
-		sum := fmt.Sprintf("%x", sha256.Sum256(b))
-		if installed[crd.GetName()] == sum {
+		l := loweredCRD(t, d)
+		if installed[l.name] == l.sum {
 			continue
 		}
+		crd := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(l.object)}
 		stored, err := crds.Get(ctx, crd.GetName(), metav1.GetOptions{})
 		switch {
 		case err == nil:
@@ -356,7 +352,7 @@ func installCRDs(t *testing.T, dyn dynamic.Interface, installed map[string]strin
 		if err != nil {
 			t.Fatalf("%s: installing %s: %v", d.Source, crd.GetName(), err)
 		}
-		installed[crd.GetName()] = sum
+		installed[crd.GetName()] = l.sum
 		waitEstablished(t, dyn, crd.GetName())
 		if stored != nil {
 			// An updated CRD is established already: the server's handler
@@ -367,6 +363,35 @@ func installCRDs(t *testing.T, dyn dynamic.Interface, installed map[string]strin
 			time.Sleep(2 * time.Second)
 		}
 	}
+}
+
+// lowered is a CRD document with its markers lowered, and the sha256 of
+// its JSON.
+type lowered struct {
+	object    map[string]interface{}
+	name, sum string
+}
+
+// loweredCRDs are the documents lowered so far: a suite's CRDs are
+// installed before each of its cases, and the KEP suite's 32 would
+// otherwise be lowered (their rules compiled) again for each of its two
+// hundred cases.
+var loweredCRDs sync.Map // *document.Document -> lowered
+
+// loweredCRD is lower.CRD of d, computed once per document.
+func loweredCRD(t *testing.T, d *document.Document) lowered {
+	t.Helper()
+	if l, ok := loweredCRDs.Load(d); ok {
+		return l.(lowered)
+	}
+	res, err := lower.CRD(d.Object, strategy.Validators{})
+	if err != nil {
+		t.Fatalf("%s: lowering: %v", d.Source, err)
+	}
+	b, _ := json.Marshal(res.Object)
+	l := lowered{object: res.Object, name: (&unstructured.Unstructured{Object: res.Object}).GetName(), sum: fmt.Sprintf("%x", sha256.Sum256(b))}
+	loweredCRDs.Store(d, l)
+	return l
 }
 
 func waitEstablished(t *testing.T, dyn dynamic.Interface, name string) {
