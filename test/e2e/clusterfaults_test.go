@@ -624,46 +624,61 @@ func TestLiveCredentialPlugin(t *testing.T) {
 	})
 
 	t.Run("never exits", func(t *testing.T) {
-		pidFile := filepath.Join(t.TempDir(), "pid")
-		kc := pluginKubeconfig(t, "echo "+secret+" >&2\nsleep 1000 &\necho $! > "+pidFile+"\nwait\n")
+		// The runs wait for their timeouts at once, each with a plugin of
+		// its own (subtests run from goroutines, not t.Parallel: -parallel
+		// is the number of CPUs).
+		var wg sync.WaitGroup
+		defer wg.Wait()
 		for _, tc := range []struct {
 			args    []string
 			timeout time.Duration // of the flag; 0: the default, 30 s
 		}{
+			{append([]string{"prune"}, jobs...), 0},
 			{append([]string{"prune"}, jobs...), 2 * time.Second},
 			{append([]string{"check-update"}, jobs...), 2 * time.Second},
 			{[]string{"explain-structural", "--all"}, 2 * time.Second},
-			{append([]string{"prune"}, jobs...), 0},
 		} {
 			args, want := tc.args, 30*time.Second
 			if tc.timeout != 0 {
 				args, want = append([]string{"--request-timeout=" + tc.timeout.String()}, args...), tc.timeout
 			}
-			r, took, _ := runBounded(t, NewTest(t).WithEnv("KUBECONFIG="+kc), want+30*time.Second, args...)
-			checkFault(t, r, []string{"plugin.sh did not finish within --request-timeout (" + want.String() + "): it was stopped; -v=1 shows what it wrote on stderr"})
-			if strings.Contains(r.Stderr, secret) {
-				t.Errorf("%s: the plugin's stderr is shown:\n%s", args, r.Stderr)
-			}
-			if took < want || took > want+5*time.Second {
-				t.Errorf("%s: took %v, want %v and a little", args, took, want)
-			}
-			b, err := os.ReadFile(pidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < 20 && syscall.Kill(pid, 0) == nil && !zombie(pid); i++ {
-				time.Sleep(100 * time.Millisecond)
-			}
-			if syscall.Kill(pid, 0) == nil && !zombie(pid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Errorf("%s: what the plugin started (%d) still runs", args, pid)
-			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.Run(strings.Join(args, " "), func(t *testing.T) { neverExits(t, secret, want, args) })
+			}()
 		}
 	})
+}
+
+// neverExits runs kubectl-crd with args and a credential plugin that never
+// exits: it must stop the plugin, and what it started, after want.
+func neverExits(t *testing.T, secret string, want time.Duration, args []string) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	kc := pluginKubeconfig(t, "echo "+secret+" >&2\nsleep 1000 &\necho $! > "+pidFile+"\nwait\n")
+	r, took, _ := runBounded(t, NewTest(t).WithEnv("KUBECONFIG="+kc), want+30*time.Second, args...)
+	checkFault(t, r, []string{"plugin.sh did not finish within --request-timeout (" + want.String() + "): it was stopped; -v=1 shows what it wrote on stderr"})
+	if strings.Contains(r.Stderr, secret) {
+		t.Errorf("%s: the plugin's stderr is shown:\n%s", args, r.Stderr)
+	}
+	if took < want || took > want+5*time.Second {
+		t.Errorf("%s: took %v, want %v and a little", args, took, want)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20 && syscall.Kill(pid, 0) == nil && !zombie(pid); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("%s: what the plugin started (%d) still runs", args, pid)
+	}
 }
 
 // zombie reports whether pid has exited and waits to be reaped (a

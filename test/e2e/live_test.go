@@ -42,6 +42,19 @@ func corpusSweep(t *testing.T) {
 	}
 }
 
+// matrixSweep skips a test of many inputs against the real server outside
+// the matrix target: the README's test command runs a representative part
+// of them (say which in the test's comment).
+func matrixSweep(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
+	if os.Getenv(MatrixEnv) == "" {
+		t.Skipf("a sweep of many inputs against the real server: run by .ci/run's matrix target (%s=1 go test -run %s ./test/e2e)", MatrixEnv, t.Name())
+	}
+}
+
 // applyExampleCRD creates the example CRD on the cluster and waits until it is served.
 func applyExampleCRD(t *testing.T) {
 	t.Helper()

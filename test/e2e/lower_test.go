@@ -35,6 +35,9 @@ type markedSchema struct {
 	name   string
 	schema string // openAPIV3Schema, YAML
 	pairs  [][2]string
+	// family is the KEP example or the update beyond them the schema is
+	// of (one of its modes, list types or map types).
+	family string
 }
 
 // markedSchemas are every KEP example (every mode, list type and map type)
@@ -51,7 +54,10 @@ func markedSchemas(t *testing.T) []markedSchema {
 		if !ok {
 			i = len(out)
 			index[c.Schema] = i
-			out = append(out, markedSchema{name: c.Name, schema: c.Schema})
+			// "Example N ..., MODE, list type \"...\"": the family is the part before MODE.
+			family, _, _ := strings.Cut(c.Name, `, list type "`)
+			family = family[:max(strings.LastIndex(family, ", "), 0)]
+			out = append(out, markedSchema{name: c.Name, schema: c.Schema, family: family})
 		}
 		out[i].pairs = append(out[i].pairs, [2]string{c.Old, c.New})
 	}
@@ -61,8 +67,31 @@ func markedSchemas(t *testing.T) []markedSchema {
 	}
 	for _, u := range beyond {
 		for _, mode := range u.Modes {
-			out = append(out, markedSchema{name: u.Name + " " + mode, schema: u.SchemaFor(mode), pairs: u.Pairs()})
+			out = append(out, markedSchema{name: u.Name + " " + mode, schema: u.SchemaFor(mode), pairs: u.Pairs(), family: u.Name})
 		}
+	}
+	return out
+}
+
+// representativeSchemas is one schema of each family: of the k-th family,
+// its k-th (modulo its size), so that the modes, list types and map types
+// take turns.
+func representativeSchemas(all []markedSchema) []markedSchema {
+	var out []markedSchema
+	k, member := -1, 0
+	for i, ms := range all {
+		if i == 0 || ms.family != all[i-1].family {
+			k++
+			size := 1
+			for size < len(all)-i && all[i+size].family == ms.family {
+				size++
+			}
+			member = k % size
+		}
+		if member == 0 {
+			out = append(out, ms)
+		}
+		member--
 	}
 	return out
 }
@@ -143,12 +172,32 @@ func lowerObject(n int, name, fields string) (*unstructured.Unstructured, error)
 	return &unstructured.Unstructured{Object: obj}, nil
 }
 
-// For every KEP example and every update beyond them, the CRD that
+// For a schema of every KEP example and of every update beyond them (the
+// modes, list types and map types taking turns), the CRD that
 // lower-mutability prints is created on the real API server under kubectl's
 // strict validation, and the real update old -> new is refused exactly
 // when check-update refuses it offline from the CRD with the markers.
+// TestLowerMutabilityLiveSweep tries every schema (every mode, list type
+// and map type of each); the KEP suite's cases (examples/kep-immutable) go
+// to the real server in TestTestSuitesAgainstServer.
 func TestLowerMutabilityLive(t *testing.T) {
 	requireOwnCluster(t)
+	lowerMutabilityLive(t, representativeSchemas(markedSchemas(t)), 0)
+}
+
+// TestLowerMutabilityLiveSweep is TestLowerMutabilityLive's property for
+// every KEP example in every mode, list type and map type, and every update
+// beyond them in every mode: some 1,800 updates against 52 CRDs, run by
+// .ci/run's matrix target.
+func TestLowerMutabilityLiveSweep(t *testing.T) {
+	matrixSweep(t)
+	requireOwnCluster(t)
+	lowerMutabilityLive(t, markedSchemas(t), 100)
+}
+
+// lowerMutabilityLive tries each schema (lowerN's CRD for the n-th, n from
+// first on: the two tests' CRDs do not meet while being deleted).
+func lowerMutabilityLive(t *testing.T, schemas []markedSchema, first int) {
 	x := NewTest(t)
 	kubectl := kubectls[0].Path
 	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.kubeconfig)
@@ -160,13 +209,12 @@ func TestLowerMutabilityLive(t *testing.T) {
 	client := dynamic.NewForConfigOrDie(cfg)
 	tmp := t.TempDir()
 
-	schemas := markedSchemas(t)
 	// The markers themselves do not install: strict validation refuses them.
-	first := filepath.Join(tmp, "marked-0.yaml")
-	if err := os.WriteFile(first, []byte(lowerCRD(t, 0, schemas[0].schema)), 0o600); err != nil {
+	markers := filepath.Join(tmp, "markers.yaml")
+	if err := os.WriteFile(markers, []byte(lowerCRD(t, first, schemas[0].schema)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := x.Run(kubectl, "apply", "--dry-run=server", "-f", first); r.Code == 0 || !strings.Contains(r.Stderr, `unknown field "spec.versions[0].schema.openAPIV3Schema.properties.foo.x-kubernetes-mutability"`) {
+	if r := x.Run(kubectl, "apply", "--dry-run=server", "-f", markers); r.Code == 0 || !strings.Contains(r.Stderr, `unknown field "spec.versions[0].schema.openAPIV3Schema.properties.foo.x-kubernetes-mutability"`) {
 		t.Errorf("kubectl apply of the markers: exit %d\n%s", r.Code, r.Stderr)
 	}
 
@@ -174,7 +222,7 @@ func TestLowerMutabilityLive(t *testing.T) {
 	// most of the time goes to waiting for kubectl and the server.
 	results := make([]lowerResult, len(schemas))
 	inTurn(lowerWorkers, len(schemas), func(_, n int) {
-		results[n] = tryLowered(t, x, client, kubectl, tmp, n, schemas[n])
+		results[n] = tryLowered(t, x, client, kubectl, tmp, first+n, schemas[n])
 	})
 	updates, refusals, bounded := 0, 0, 0
 	var crdFiles []string

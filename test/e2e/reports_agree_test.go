@@ -19,17 +19,70 @@ import (
 // TestReportsAgreeWithExit is the property that a report's failing
 // results and the exit code say the same: for every command with reports
 // (prune, check-update's object updates and CRD upgrades with their
-// objects, explain-structural, test) over the examples, the end-to-end
-// test data and some corpus projects, each with the gate's flags varied
-// over the checks its findings are of, a run exits 1 exactly when its
-// report holds a failing result (a SARIF error, a JUnit failure or error,
+// objects, explain-structural, test) over some examples and end-to-end
+// test data (reportsAgreeSample; the others and some corpus projects in
+// TestReportsAgreeWithExitSweep), each with the gate's flags varied over
+// the checks its findings are of, a run exits 1 exactly when its report
+// holds a failing result (a SARIF error, a JUnit failure or error,
 // a ::error command), and the text, JSON, SARIF, JUnit and GitHub runs
 // exit alike, with the same failing results in the three reports and the
 // findings of the JSON report in SARIF. The KRM function's runs exit 1
 // exactly when a result has severity error.
 func TestReportsAgreeWithExit(t *testing.T) {
-	root := repoRoot()
 	NewTest(t) // skipped with -short
+	cases, functions := reportsAgreeCases(t)
+	n := 0
+	for _, fc := range functions {
+		if reportsAgreeSample["function: "+fc.name] {
+			n++
+			t.Run("function "+fc.name, fc.agree)
+		}
+	}
+	cases = slices.DeleteFunc(cases, func(tc reportCase) bool { return !reportsAgreeSample[tc.args[0]+": "+tc.name] })
+	if n+len(cases) != len(reportsAgreeSample) {
+		t.Errorf("%d of the %d cases of reportsAgreeSample found", n+len(cases), len(reportsAgreeSample))
+	}
+	agreeAll(t, cases)
+}
+
+// reportsAgreeSample are the cases TestReportsAgreeWithExit runs, by
+// command and name: of each command, inputs whose findings bring every
+// variant (--fail-on-prune, --ignore-missing-crds, --strict, --coverage,
+// each check alone), an object update and a CRD upgrade, one refused.
+var reportsAgreeSample = map[string]bool{
+	"prune: examples maintenance": true, "prune: examples refused": true, "prune: examples krm": true, "prune: testdata krm-missing": true,
+	"explain-structural: examples non-structural, one version": true, "explain-structural: testdata crdvalidation": true,
+	"check-update: examples immutable": true, "check-update: examples krm-update": true, "check-update: testdata crdupgrade": true,
+	"check-update: testdata crdupgrade, an object without a name, hurt": true,
+	"check-update: testdata crdupgrade, objects and updates":            true, "check-update: testdata crdupgrade-refused compile": true,
+	"test: examples test": true, "test: a suite of coverage": true,
+	"function: examples krm": true, "function: testdata crdupgrade": true,
+}
+
+// TestReportsAgreeWithExitSweep is TestReportsAgreeWithExit's property
+// over the cases it leaves out, and some corpus projects: run by .ci/run's
+// matrix target.
+func TestReportsAgreeWithExitSweep(t *testing.T) {
+	corpusSweep(t)
+	cases, functions := reportsAgreeCases(t)
+	for _, fc := range functions {
+		if !reportsAgreeSample["function: "+fc.name] {
+			t.Run("function "+fc.name, fc.agree)
+		}
+	}
+	cases = slices.DeleteFunc(cases, func(tc reportCase) bool { return reportsAgreeSample[tc.args[0]+": "+tc.name] })
+	dir := corpus.Dir(t)
+	agreeAll(t, append(cases,
+		pruneCI("corpus keda", dir, "--crd-file", "crds/keda", "-R", "-f", "crs/keda"),
+		explainCI("corpus gateway-api", dir, "-f", "crds/gateway-api", "-R"),
+		checkUpdateCI("corpus argo-cd upgrade", dir, "--old", "crds/argo-cd/old-argo-cd@v1.8.7", "-R", "--objects", "crs/argo-cd/old-argo-cd@v1.8.7", "-f", "crds/argo-cd/argo-cd@v3.6.1"),
+	))
+}
+
+// reportsAgreeCases are the cases of the property over the examples and
+// the end-to-end test data, and those of the function.
+func reportsAgreeCases(t *testing.T) ([]reportCase, []functionCase) {
+	root := repoRoot()
 	// Existing objects without a name (issue 38): one the upgrade hurts
 	// only in what the old CRD refuses too, one it hurts.
 	tmp := t.TempDir()
@@ -81,22 +134,19 @@ func TestReportsAgreeWithExit(t *testing.T) {
 		testCI("a suite of coverage", root, "pkg/engine/crdtest/testdata/coverage"),
 	)
 	// The function's results, over the examples of its docs and the upgrades.
-	for _, fc := range []functionCase{
+	functions := []functionCase{
 		{name: "examples krm", items: []string{"examples/krm/crd.yaml", "examples/krm/widget.yaml"}},
 		{name: "examples krm-update", items: []string{"examples/krm-update/crd.yaml", "examples/krm-update/buckets.yaml"}, previous: []string{"examples/krm-update/previous"}},
 		{name: "examples krm-upgrade", items: []string{"examples/krm-upgrade/crd.yaml", "examples/krm-upgrade/gizmos.yaml"}, previous: []string{"examples/krm-upgrade/previous"}},
 		{name: "examples refused", items: []string{"examples/refused/crd.yaml", "examples/refused/backups.yaml"}},
 		{name: "testdata crdupgrade", items: []string{up + "new.yaml", up + "objects.yaml"}, previous: []string{up + "old.yaml"}},
 		{name: "a legacy CRD", items: []string{"test/e2e/testdata/legacy-crd.yaml"}},
-	} {
-		t.Run("function "+fc.name, fc.agree)
 	}
-	dir := corpus.Dir(t)
-	cases = append(cases,
-		pruneCI("corpus keda", dir, "--crd-file", "crds/keda", "-R", "-f", "crs/keda"),
-		explainCI("corpus gateway-api", dir, "-f", "crds/gateway-api", "-R"),
-		checkUpdateCI("corpus argo-cd upgrade", dir, "--old", "crds/argo-cd/old-argo-cd@v1.8.7", "-R", "--objects", "crs/argo-cd/old-argo-cd@v1.8.7", "-f", "crds/argo-cd/argo-cd@v3.6.1"),
-	)
+	return cases, functions
+}
+
+// agreeAll checks the property of each case, with each of its variants.
+func agreeAll(t *testing.T, cases []reportCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			x := NewTest(t).WithDir(tc.dir)
