@@ -160,6 +160,9 @@ func Edits(sent, stored map[string]interface{}) []document.Edit {
 }
 
 func toSet(xs []string) map[string]bool {
+	if len(xs) == 0 {
+		return nil // read only: most objects have no such paths
+	}
 	m := make(map[string]bool, len(xs))
 	for _, x := range xs {
 		m[x] = true
