@@ -23,14 +23,8 @@ import (
 // merge keys, keys other than strings, NaN, a top level that is not a
 // mapping, errors), the round trip itself is made.
 func toObject(data []byte) (obj map[string]interface{}, js []byte, dupes bool, err error) {
-	if !mayHoldAliases(data) && !mayMerge(data) {
-		var top v2Mapping
-		if yamlv2.Unmarshal(data, &top) == nil && top.isMapping {
-			c := converter{}
-			if v, ok := c.mapping(top.m, 0); ok {
-				return v.(map[string]interface{}), nil, c.dupes, nil
-			}
-		}
+	if obj, dupes, ok := walkObject(data); ok {
+		return obj, nil, dupes, nil
 	}
 	// Where keys of two types convert alike, the round trip's answer
 	// changes from run to run: refused.
@@ -42,6 +36,24 @@ func toObject(data []byte) (obj map[string]interface{}, js []byte, dupes bool, e
 		return nil, nil, false, err
 	}
 	return nil, bytes.TrimSpace(js), true, nil
+}
+
+// walkObject is toObject's conversion without the round trip: ok is false
+// where only the round trip itself gives the object exactly.
+func walkObject(data []byte) (obj map[string]interface{}, dupes, ok bool) {
+	if mayHoldAliases(data) || mayMerge(data) {
+		return nil, false, false
+	}
+	var top v2Mapping
+	if yamlv2.Unmarshal(data, &top) != nil || !top.isMapping {
+		return nil, false, false
+	}
+	c := converter{}
+	v, ok := c.mapping(top.m, 0)
+	if !ok {
+		return nil, false, false
+	}
+	return v.(map[string]interface{}), c.dupes, true
 }
 
 // mayHoldAliases reports whether text may hold a YAML alias for

@@ -160,6 +160,9 @@ func Edits(sent, stored map[string]interface{}) []document.Edit {
 }
 
 func toSet(xs []string) map[string]bool {
+	if len(xs) == 0 {
+		return nil // read only: most objects have no such paths
+	}
 	m := make(map[string]bool, len(xs))
 	for _, x := range xs {
 		m[x] = true
@@ -177,57 +180,94 @@ func Diff(a, b interface{}, emit func(fieldpath.Path, Action, interface{}, inter
 // diff walks a (sent) and b (stored) together, calling emit for each
 // difference, in a stable order (sorted keys). emit gets a path of its own.
 func diff(p fieldpath.Path, a, b interface{}, emit func(fieldpath.Path, Action, interface{}, interface{})) {
-	walkDiff(p, a, b, func(p fieldpath.Path, act Action, old, new interface{}) {
+	// One path and one stack of keys for the whole walk: a path of its
+	// own per key and a key slice per map were most of what a diff of a
+	// large object allocated (issue 44).
+	w := differ{path: append(make(fieldpath.Path, 0, len(p)+16), p...)}
+	w.emit = func(p fieldpath.Path, act Action, old, new interface{}) {
 		emit(append(fieldpath.Path(nil), p...), act, old, new)
-	})
+	}
+	w.walk(w.path, a, b)
 }
 
-// walkDiff is diff with one path grown and truncated in place as it descends
-// (a copy per level made a 10,000-deep object cost gigabytes); emit must copy it.
-func walkDiff(p fieldpath.Path, a, b interface{}, emit func(fieldpath.Path, Action, interface{}, interface{})) {
+// differ is the state of one diff: emit gets the path as it stands (it
+// must copy it); keys is a stack of the sorted keys of the maps being
+// walked, each map's at the end while it is walked.
+type differ struct {
+	path fieldpath.Path
+	keys []string
+	emit func(fieldpath.Path, Action, interface{}, interface{})
+}
+
+// walk is diff with one path grown and truncated in place as it descends
+// (a copy per level made a 10,000-deep object cost gigabytes).
+func (w *differ) walk(p fieldpath.Path, a, b interface{}) {
 	switch a := a.(type) {
 	case map[string]interface{}:
 		bm, ok := b.(map[string]interface{})
 		if !ok {
-			emit(p, Replaced, a, b)
+			w.emit(p, Replaced, a, b)
 			return
 		}
-		keys := make([]string, 0, len(a)+len(bm))
+		start := len(w.keys)
 		for k := range a {
-			keys = append(keys, k)
+			w.keys = append(w.keys, k)
 		}
 		for k := range bm {
 			if _, ok := a[k]; !ok {
-				keys = append(keys, k)
+				w.keys = append(w.keys, k)
 			}
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		end := len(w.keys)
+		sort.Strings(w.keys[start:end])
+		// w.keys may move as walks below grow it; [start, end) keeps its keys.
+		for i := start; i < end; i++ {
+			k := w.keys[i]
 			av, inA := a[k]
 			bv, inB := bm[k]
 			switch {
 			case inA && !inB:
-				emit(append(p, fieldpath.Key(k)), Removed, av, nil)
+				w.emit(append(p, fieldpath.Key(k)), Removed, av, nil)
 			case !inA && inB:
-				emit(append(p, fieldpath.Key(k)), Added, nil, bv)
+				w.emit(append(p, fieldpath.Key(k)), Added, nil, bv)
 			default:
-				walkDiff(append(p, fieldpath.Key(k)), av, bv, emit)
+				w.walk(append(p, fieldpath.Key(k)), av, bv)
 			}
 		}
+		w.keys = w.keys[:start]
 	case []interface{}:
 		bl, ok := b.([]interface{})
 		if !ok || len(bl) != len(a) {
-			emit(p, Replaced, a, b)
+			w.emit(p, Replaced, a, b)
 			return
 		}
 		for i := range a {
-			walkDiff(append(p, fieldpath.Index(i)), a[i], bl[i], emit)
+			w.walk(append(p, fieldpath.Index(i)), a[i], bl[i])
 		}
 	default:
-		if !reflect.DeepEqual(a, b) {
-			emit(p, Replaced, a, b)
+		if !scalarEqual(a, b) {
+			w.emit(p, Replaced, a, b)
 		}
 	}
+}
+
+// scalarEqual is reflect.DeepEqual(a, b) for a, which is not a map or a
+// list, without reflection for the values a JSON object holds.
+func scalarEqual(a, b interface{}) bool {
+	switch a := a.(type) {
+	case string:
+		bv, ok := b.(string)
+		return ok && a == bv
+	case int64:
+		bv, ok := b.(int64)
+		return ok && a == bv
+	case bool:
+		bv, ok := b.(bool)
+		return ok && a == bv
+	case nil:
+		return b == nil
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // serverMetadataPath renders p the way the server's metadata coercion of

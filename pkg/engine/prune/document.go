@@ -99,8 +99,12 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 		return nil, &document.InputError{Source: doc.Source, Msg: "the server would refuse this object: " + err.Error()}
 	}
 	res.StorageVersion, res.StorageUnchecked = coerced.StorageVersion, coerced.StorageUnknown
+	changes := Changes(doc.Object, coerced, s)
 	if opts.Validate != nil {
-		errs, err := validateCreate(doc, crd, gv.Version, coerced, opts.Defaults, opts.Validate, opts.Namespace)
+		// The changes and the YAML's edits hold parts of the coerced
+		// object: without any, nothing reads it after the validator, which
+		// may then have it rather than a copy (issue 44).
+		errs, err := validateCreate(doc, crd, gv.Version, coerced, opts.Defaults, opts.Validate, opts.Namespace, len(changes) > 0)
 		if err != nil {
 			return nil, &document.InputError{Source: doc.Source, Msg: err.Error()}
 		}
@@ -108,8 +112,8 @@ func Document(doc *document.Document, reg *schema.Registry, opts Options) (*Resu
 			res.Status, res.Errors = Invalid, errs
 		}
 	}
-	if ch := Changes(doc.Object, coerced, s); len(ch) > 0 {
-		res.Changes = ch // else the [] of the report's contract, not null
+	if len(changes) > 0 {
+		res.Changes = changes // else the [] of the report's contract, not null
 	}
 	for i := range res.Changes {
 		ch := &res.Changes[i]

@@ -45,13 +45,16 @@ type FieldError struct {
 // object as the request decoding leaves it, which is always defaulted
 // (whether or not the output shows the defaults) and still in the version
 // it was sent in (before the round trip through the storage version).
-func validateCreate(doc *document.Document, crd *schema.CRD, version string, c *Coerced, defaults bool, v CreateValidator, namespace string) ([]FieldError, error) {
+// With keep, c is read afterwards: v gets a copy, as the server's steps
+// before validation change the object; without, c's own.
+func validateCreate(doc *document.Document, crd *schema.CRD, version string, c *Coerced, defaults bool, v CreateValidator, namespace string, keep bool) ([]FieldError, error) {
 	decoded := c.Object
 	if c.Request != nil {
 		decoded = c.Request
 	}
-	// The validator's copy: the server's steps before validation change it.
-	decoded = runtime.DeepCopyJSON(decoded)
+	if keep {
+		decoded = runtime.DeepCopyJSON(decoded)
+	}
 	if !defaults {
 		// Coerce with defaults is Coerce without them, then defaulting: only
 		// the last step is left to do (the output keeps no default).
