@@ -178,8 +178,9 @@ func countBatches(n int) []int {
 
 // itemBatches are the batches of items (as countBatches), of at most
 // batchSize items and, but for an item larger on its own, batchNodes YAML
-// nodes: the encoder's record of a batch takes some 300 bytes a node, and
-// a batch of 127 CRDs (16 MB of YAML) took 400 MB.
+// nodes: the encoder's record of a batch takes some 300 bytes a node, in
+// one array grown as it goes, and a batch of 127 CRDs (16 MB of YAML) took
+// 400 MB.
 func itemBatches(items []*yaml.RNode) []int {
 	var batches []int
 	nodes := 0
@@ -226,7 +227,7 @@ func lineAt(text []byte, line string) int {
 // batchNodes how many YAML nodes of items.
 var (
 	batchSize  = 256
-	batchNodes = 1 << 16
+	batchNodes = 1 << 14
 )
 
 // writeItems writes items as ByteWriter does: copies, with their empty
