@@ -123,7 +123,7 @@ func NewCommand() *cobra.Command {
 // with its results.
 func runKRM(c *cobra.Command, args []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
-	var buf bytes.Buffer
+	var buf spool
 	var err error
 	if len(args) == 0 {
 		err = resourceList(c.InOrStdin(), &buf, Processor{Warnings: stderr, Context: c.Context()})
@@ -137,7 +137,7 @@ func runKRM(c *cobra.Command, args []string) error {
 		printRunError(c, stderr, err)
 	}
 	if err == nil || len(args) == 0 {
-		if _, werr := stdout.Write(buf.Bytes()); werr != nil && err == nil {
+		if _, werr := buf.WriteTo(stdout); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -145,6 +145,35 @@ func runKRM(c *cobra.Command, args []string) error {
 		return nil
 	}
 	return runExitError(err)
+}
+
+// spool holds what a run writes until it is done, each write as it came:
+// a buffer grown to the size of a ResourceList (tens of megabytes) would
+// take about twice that while it grows, at the end of the run, when the
+// most memory is in use.
+type spool struct{ parts [][]byte }
+
+func (s *spool) Write(p []byte) (int, error) {
+	s.parts = append(s.parts, bytes.Clone(p))
+	return len(p), nil
+}
+
+// WriteTo writes what was written to w, in order: one empty write when
+// nothing was, as a buffer writes.
+func (s *spool) WriteTo(w io.Writer) (int64, error) {
+	if len(s.parts) == 0 {
+		_, err := w.Write(nil)
+		return 0, err
+	}
+	var n int64
+	for _, p := range s.parts {
+		m, err := w.Write(p)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // printRunError prints the error of a run on stderr, with its stack under

@@ -152,10 +152,10 @@ type CRDCheck struct {
 	// as the plugin does; nil: nowhere.
 	Warnings io.Writer `json:"-"`
 
-	gate    finding.Gate
-	ctx     context.Context // Processor.Context: nil, context.Background
-	crdOnly map[int]bool    // the items that hold CRDs only (itemDocs)
-	remote  *source.Set     // the remote sources of crdPaths and previous
+	gate   finding.Gate
+	ctx    context.Context // Processor.Context: nil, context.Background
+	texts  []string        // the text of each item load read (itemDocs), until checkItems reads it again
+	remote *source.Set     // the remote sources of crdPaths and previous
 }
 
 var _ kio.Filter = &CRDCheck{}
@@ -309,8 +309,8 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 		}
 		documents = append(documents, i)
 	}
-	c.crdOnly = map[int]bool{}
-	if err := l.Inputs(itemDocs(items, documents, c.crdOnly), true, nil); err != nil {
+	c.texts = make([]string, len(items))
+	if err := l.Inputs(itemDocs(items, documents, c.texts), true, nil); err != nil {
 		return nil, nil, err
 	}
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
@@ -332,24 +332,21 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 }
 
 // itemDocs are the items of indexes read as documents, on every core, in
-// their order. crdOnly notes the items that hold CRDs only, as kubectl
-// reads them: checked as the loader adds them, they pass through unchanged
-// unless their markers are lowered.
-func itemDocs(items []*yaml.RNode, indexes []int, crdOnly map[int]bool) catalog.Docs {
+// their order. texts keeps each one's text, which checkItems reads again:
+// for the CRDs, most of the ResourceList, writing an item's nodes as text
+// costs more than reading the text.
+func itemDocs(items []*yaml.RNode, indexes []int, texts []string) catalog.Docs {
 	return func(yield func(*document.Document, error) bool) {
 		read := func(i int) itemRead {
-			doc, err := readItem(items[i], i)
-			return itemRead{doc, err}
+			text, path, err := itemText(items[i], i)
+			if err != nil {
+				return itemRead{err: err}
+			}
+			doc, err := readItemText(text, path)
+			return itemRead{doc, text, err}
 		}
 		for i, r := range ordered.Seq(ordered.Workers(), slices.Values(indexes), read) {
-			if r.err == nil {
-				objects := r.doc.Objects()
-				crdOnly[i] = len(objects) > 0
-				for _, o := range objects {
-					ref := document.Ref(o.Object)
-					crdOnly[i] = crdOnly[i] && schema.IsCRD(ref.APIVersion, ref.Kind)
-				}
-			}
+			texts[i] = r.text
 			if !yield(r.doc, r.err) || r.err != nil {
 				return
 			}
@@ -358,8 +355,9 @@ func itemDocs(items []*yaml.RNode, indexes []int, crdOnly map[int]bool) catalog.
 }
 
 type itemRead struct {
-	doc *document.Document
-	err error
+	doc  *document.Document
+	text string
+	err  error
 }
 
 // checkItems reads and checks the items on every core (catalog.Check),
@@ -379,7 +377,10 @@ func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *cata
 		}
 	}
 	check := func(i int) itemChecks {
-		doc, err := readItem(items[i], i)
+		// Each index is checked once, on one goroutine: its text is its own.
+		text := c.texts[i]
+		c.texts[i] = ""
+		doc, err := readItem(items[i], i, text)
 		if err != nil {
 			return itemChecks{err: err}
 		}
@@ -471,22 +472,43 @@ func reread(doc *document.Document) (*document.Document, error) {
 // severityRank orders results, errors first.
 var severityRank = map[framework.Severity]int{framework.Error: 0, framework.Warning: 1, framework.Info: 2}
 
-// readItem is an item as a document, named by its path annotation.
-func readItem(item *yaml.RNode, i int) (*document.Document, error) {
+// readItem is an item as a document, named by its path annotation, read
+// from text when load read it (itemDocs), else from its nodes written again.
+func readItem(item *yaml.RNode, i int, text string) (*document.Document, error) {
+	path := itemPath(item, i)
+	if text == "" {
+		var err error
+		if text, path, err = itemText(item, i); err != nil {
+			return nil, err
+		}
+	}
+	return readItemText(text, path)
+}
+
+// itemPath is the name of item i: its path annotation, else its index.
+func itemPath(item *yaml.RNode, i int) string {
 	path, _, _ := kioutil.GetFileAnnotations(item)
 	if path == "" {
 		path = fmt.Sprintf("items[%d]", i)
 	}
+	return path
+}
+
+// itemText is item i written as a document of its own, and its name.
+func itemText(item *yaml.RNode, i int) (text, path string, err error) {
+	path = itemPath(item, i)
 	// An alias of an anchor in another item reads in the list, not alone.
 	node, err := withForeignAliasesInlined(item.YNode(), path)
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
-	s, err := yaml.NewRNode(node).String()
-	if err != nil {
-		return nil, err
-	}
-	ds, err := document.Read(strings.NewReader(s), path)
+	text, err = yaml.NewRNode(node).String()
+	return text, path, err
+}
+
+// readItemText is the document of an item's text.
+func readItemText(text, path string) (*document.Document, error) {
+	ds, err := document.Read(strings.NewReader(text), path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the item: %w", path, err)
 	}

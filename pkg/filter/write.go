@@ -21,6 +21,7 @@ func execute(p framework.ResourceListProcessor, rw *kio.ByteReadWriter) error {
 	if rl.Items, err = rw.Read(); err != nil {
 		return fmt.Errorf("failed to read ResourceList input: %w", err)
 	}
+	rw.Reader = nil // the input's text, read: it can go
 	rl.FunctionConfig = rw.FunctionConfig
 	// The path, index and id annotations, internal and legacy, kept in step.
 	annotations, err := kio.PreprocessResourcesForInternalAnnotationMigration(rl.Items)
@@ -55,10 +56,10 @@ func writeResourceList(rw *kio.ByteReadWriter, items []*yaml.RNode, results fram
 		return err
 	}
 	for _, list := range []wrappedList{
-		{"items", len(items), func(w io.Writer, from, to int) error { return writeItems(w, items[from:to], rw.Style) }},
-		{"results", len(results), func(w io.Writer, from, to int) error { return writeResults(w, results[from:to]) }},
+		{"items", itemBatches(items), func(w io.Writer, from, to int) error { return writeItems(w, items[from:to], rw.Style) }},
+		{"results", countBatches(len(results)), func(w io.Writer, from, to int) error { return writeResults(w, results[from:to]) }},
 	} {
-		if list.n == 0 {
+		if len(list.batches) == 0 {
 			continue // kyaml writes "items: []"; no results, no key
 		}
 		if text, err = writeInPlace(rw.Writer, text, list); err != nil {
@@ -110,12 +111,12 @@ func emptyWrapper(rw *kio.ByteReadWriter, hasResults bool) ([]byte, error) {
 }
 
 // wrappedList is a list of the ResourceList, items or results: its key,
-// its length, and how to write its elements from to to as a block
-// sequence.
+// its batches (where each begins, and the list's length last), and how to
+// write its elements from to to as a block sequence.
 type wrappedList struct {
-	key   string
-	n     int
-	write func(w io.Writer, from, to int) error
+	key     string
+	batches []int
+	write   func(w io.Writer, from, to int) error
 }
 
 // writeInPlace writes text up to the line of the list's empty key, then
@@ -135,24 +136,24 @@ func writeInPlace(out io.Writer, text []byte, list wrappedList) ([]byte, error) 
 	return text[at+len(empty):], nil
 }
 
-// writeBatches writes the elements of list batchSize at a time: the
-// batches are encoded on every core and written in order.
+// writeBatches writes the elements of list a batch at a time: the batches
+// are encoded on every core and written in order.
 func writeBatches(out io.Writer, list wrappedList) error {
 	type encoded struct {
 		text []byte
 		err  error
 	}
 	return ordered.Map(ordered.Workers(), func(emit func(int) error) error {
-		for from := 0; from < list.n; from += batchSize {
-			if err := emit(from); err != nil {
+		for b := 0; b+1 < len(list.batches); b++ {
+			if err := emit(b); err != nil {
 				return err
 			}
 		}
 		return nil
-	}, func(from int) encoded {
-		var b bytes.Buffer
-		err := list.write(&b, from, min(from+batchSize, list.n))
-		return encoded{b.Bytes(), err}
+	}, func(b int) encoded {
+		var buf bytes.Buffer
+		err := list.write(&buf, list.batches[b], list.batches[b+1])
+		return encoded{buf.Bytes(), err}
 	}, func(_ int, e encoded) error {
 		if e.err != nil {
 			return e.err
@@ -160,6 +161,51 @@ func writeBatches(out io.Writer, list wrappedList) error {
 		_, err := out.Write(e.text)
 		return err
 	})
+}
+
+// countBatches are the batches of a list of n elements, batchSize each:
+// where each begins, then n; none for an empty list.
+func countBatches(n int) []int {
+	var batches []int
+	for from := 0; from < n; from += batchSize {
+		batches = append(batches, from)
+	}
+	if n > 0 {
+		batches = append(batches, n)
+	}
+	return batches
+}
+
+// itemBatches are the batches of items (as countBatches), of at most
+// batchSize items and, but for an item larger on its own, batchNodes YAML
+// nodes: the encoder's record of a batch takes some 300 bytes a node, in
+// one array grown as it goes, and a batch of 127 CRDs (16 MB of YAML) took
+// 400 MB.
+func itemBatches(items []*yaml.RNode) []int {
+	var batches []int
+	nodes := 0
+	for i, it := range items {
+		n := countNodes(it.YNode())
+		if len(batches) == 0 || i-batches[len(batches)-1] >= batchSize || nodes+n > batchNodes {
+			batches = append(batches, i)
+			nodes = 0
+		}
+		nodes += n
+	}
+	if len(items) > 0 {
+		batches = append(batches, len(items))
+	}
+	return batches
+}
+
+// countNodes is the number of YAML nodes of the tree at n, aliases not
+// followed.
+func countNodes(n *yaml.Node) int {
+	count := 1
+	for _, c := range n.Content {
+		count += countNodes(c)
+	}
+	return count
 }
 
 // lineAt is the offset of the first line of text that is line, or -1.
@@ -177,24 +223,79 @@ func lineAt(text []byte, line string) int {
 	return -1
 }
 
-// batchSize is how many items or results are encoded at once.
-var batchSize = 256
+// batchSize is how many items or results are encoded at once, at most;
+// batchNodes how many YAML nodes of items.
+var (
+	batchSize  = 256
+	batchNodes = 1 << 14
+)
 
 // writeItems writes items as ByteWriter does: copies, with their empty
-// annotations cleared, as a block sequence.
+// annotations cleared, as a block sequence. Written, an item is dropped
+// from items (nothing reads it after), so that its nodes can go while the
+// others are written.
 func writeItems(w io.Writer, items []*yaml.RNode, style yaml.Style) error {
 	seq := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, it := range items {
-		c := it.Copy()
-		if err := yaml.ClearEmptyAnnotations(c); err != nil {
+		c, err := writable(it, style)
+		if err != nil {
 			return err
 		}
-		if style != 0 {
-			c.YNode().Style = style
-		}
-		seq.Content = append(seq.Content, c.YNode())
+		seq.Content = append(seq.Content, c)
 	}
-	return encodeDocument(w, seq)
+	if err := encodeDocument(w, seq); err != nil {
+		return err
+	}
+	clear(items)
+	return nil
+}
+
+// writable is item as ByteWriter writes it: a copy with its empty
+// annotations cleared (yaml.ClearEmptyAnnotations) and the style set. Only
+// the root node is copied when clearing would change nothing, as for
+// nearly every item: a deep copy of each item cost as much memory as the
+// ResourceList's nodes.
+func writable(item *yaml.RNode, style yaml.Style) (*yaml.Node, error) {
+	var c *yaml.Node
+	if clearsAnnotations(item.YNode()) {
+		copied := item.Copy()
+		if err := yaml.ClearEmptyAnnotations(copied); err != nil {
+			return nil, err
+		}
+		c = copied.YNode()
+	} else {
+		root := *item.YNode()
+		c = &root
+	}
+	if style != 0 {
+		c.Style = style
+	}
+	return c, nil
+}
+
+// clearsAnnotations reports whether yaml.ClearEmptyAnnotations may change
+// (or refuse) the item at n: it removes a key metadata or
+// metadata.annotations whose value has no content (a scalar, an alias, an
+// empty map). Any such key, or a metadata that is no map, says yes.
+func clearsAnnotations(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode {
+		return true
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != yaml.MetadataField {
+			continue
+		}
+		meta := n.Content[i+1]
+		if len(meta.Content) == 0 || meta.Kind != yaml.MappingNode {
+			return true
+		}
+		for j := 0; j+1 < len(meta.Content); j += 2 {
+			if meta.Content[j].Value == yaml.AnnotationsField && len(meta.Content[j+1].Content) == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeResults writes results as framework.Execute and ByteWriter do:

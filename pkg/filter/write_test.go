@@ -38,13 +38,48 @@ func resourceListOf(t *testing.T, input, config []byte) []byte {
 	return out.Bytes()
 }
 
+// emptyAnnotations is a ResourceList of items whose empty annotations or
+// metadata ByteWriter clears, beside items it writes as they are (written
+// without a copy), an anchor and its alias in two items, and comments.
+const emptyAnnotations = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1 # head
+  kind: ConfigMap
+  metadata:
+    name: a
+    annotations: {}
+  data: &data {k: v}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {}
+  data: *data
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: c
+    annotations:
+    labels: {x: y}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: e
+    annotations: {a: b} # kept
+  # foot of metadata
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: f
+    annotations: ~
+`
+
 // The ResourceList written a batch at a time is, byte for byte, the one
 // kyaml's framework.Execute writes whole, results included, for every case
 // of the function's tests, a large generated list, and plain documents.
 func TestResourceListWrittenAsKyamlWritesIt(t *testing.T) {
-	saved := batchSize
-	batchSize = 2 // several batches even for small lists
-	defer func() { batchSize = saved }()
+	saved, savedNodes := batchSize, batchNodes
+	batchSize, batchNodes = 2, 40 // several batches even for small lists, a large item alone
+	defer func() { batchSize, batchNodes = saved, savedNodes }()
 
 	cases := map[string][]byte{}
 	dirs, err := filepath.Glob("testdata/*/input.yaml")
@@ -78,6 +113,7 @@ func TestResourceListWrittenAsKyamlWritesIt(t *testing.T) {
 		fmt.Fprintf(&many, "apiVersion: operations.example.com/v1\nkind: MaintenanceNightlyJob\nmetadata:\n  name: job-%d # %d\n  namespace: ops\nspec:\n  shell: |\n    line one\n      indented\n  privileged: %v\n---\n", i, i, i%3 == 0)
 	}
 	cases["generated"] = resourceListOf(t, []byte(many.String()), nil)
+	cases["annotations"] = []byte(emptyAnnotations)
 
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
