@@ -2,8 +2,8 @@
 # layout tarball of the linux builds), SHA256SUMS and the krew manifest crd.yaml (see
 # docs/release.md). VERSION=v1.2.3 sets the version; by default it comes from git describe.
 # PLATFORMS=linux/amd64 builds fewer platforms (then without the manifest, which names them all).
-# make test-dist: the tests of hack/dist on all six platforms (go test ./hack/dist builds the host's
-# alone): the program run twice, its archives, image, SHA256SUMS and manifest
+# make test-dist: the tests of hack/dist on all six platforms (go test ./hack/dist builds no release
+# and runs the tests that read none): the program run twice, its archives, image, SHA256SUMS and manifest
 # checked, the two runs byte-identical, the GitHub Action run against them. CI's release step.
 # make test-versions: the version parity test (test/e2e TestVersionParity): the real test API server
 # of each minor 1.31 to 1.37 (hack/test-apiserver-minor.sh) against the engine emulating that minor,
