@@ -45,7 +45,7 @@ var (
 	built   []release.Platform
 	dists   [2]string
 	distLog bytes.Buffer
-	// hostDist is a release of the host's platform (buildHostDist), ""
+	// hostDist is a release of the host's platform (hostOf), ""
 	// when there is none.
 	hostDist string
 )
@@ -77,39 +77,20 @@ func TestMain(m *testing.M) {
 			}
 			fmt.Fprintf(&distLog, "run %d took %s\n", i, time.Since(start).Round(time.Second))
 		}
-		if err := buildHostDist(tmp); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 3
-		}
+		hostDist = hostOf(dists[0])
 		return m.Run()
 	}())
 }
 
-// buildHostDist sets hostDist: the runs' output when they built the host's
-// platform, else one more run of the program into tmp for the host's
-// platform only. The Action's test installs from it, and the image test
-// runs the function from its image on a linux host.
-func buildHostDist(tmp string) error {
-	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
-	switch {
-	case slices.Contains(built, host):
-		hostDist = dists[0]
-		return nil
-	case !slices.Contains(release.Platforms, host):
-		return nil
+// hostOf is the runs' output when they built the host's platform (the
+// Action's test installs from it, and the image test runs the function from
+// its image on a linux host), else "".
+func hostOf(dir string) string {
+	if slices.Contains(built, release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}) {
+		return dir
 	}
-	hostDist = filepath.Join(tmp, "host")
-	start := time.Now()
-	args := []string{"-root", root, "-out", hostDist, "-version", testVersion, "-platforms", host.String()}
-	if code := run(context.Background(), args, &distLog); code != 0 {
-		return fmt.Errorf("dist run for %s: exit %d\n%s", host, code, distLog.String())
-	}
-	fmt.Fprintf(&distLog, "the run for %s took %s\n", host, time.Since(start).Round(time.Second))
-	return nil
+	return ""
 }
-
-// all is whether the runs built every platform, and so wrote the manifest.
-func all() bool { return len(built) == len(release.Platforms) }
 
 // hasLinux is whether platforms has a linux one, and so a run of them
 // writes the image.
@@ -263,12 +244,7 @@ func TestManifest(t *testing.T) {
 
 	path := filepath.Join(dists[0], "crd.yaml")
 	b, err := os.ReadFile(path)
-	if !all() {
-		if err == nil {
-			t.Errorf("%s written for %d of the %d platforms", path, len(built), len(release.Platforms))
-		}
-		b = renderWithStandIns(t, sums)
-	} else if err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	plugin, err := release.ParseManifest(b)
@@ -313,28 +289,6 @@ func TestManifest(t *testing.T) {
 	if errs := release.ManifestFor(&builtOnly, sums); len(errs) > 0 {
 		t.Errorf("%s:\n%v", path, errs.ToAggregate())
 	}
-}
-
-// renderWithStandIns renders the manifest template with the sha256 of the
-// archives built, and a stand-in for the others.
-func renderWithStandIns(t *testing.T, sums map[release.Platform]string) []byte {
-	t.Helper()
-	tmpl, err := os.ReadFile(filepath.Join(root, release.ManifestTemplate))
-	if err != nil {
-		t.Fatal(err)
-	}
-	byArchive := map[string]string{}
-	for _, p := range release.Platforms {
-		byArchive[p.Archive()] = strings.Repeat("0", 64)
-		if sum, ok := sums[p]; ok {
-			byArchive[p.Archive()] = sum
-		}
-	}
-	b, err := release.RenderManifest(release.ManifestTemplate, tmpl, testVersion, byArchive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func TestBinaryRuns(t *testing.T) {
@@ -415,10 +369,7 @@ func TestReproducible(t *testing.T) {
 		return names
 	}
 	names := list(dists[0])
-	want := len(built) + 1 // the archives, SHA256SUMS
-	if all() {
-		want++ // crd.yaml
-	}
+	want := len(built) + 2 // the archives, SHA256SUMS, crd.yaml
 	if hasLinux(built) {
 		want++ // the image
 	}
