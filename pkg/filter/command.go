@@ -228,6 +228,12 @@ func resourceList(in io.Reader, out io.Writer, p Processor) error {
 	if err := listByText(data, out, p); !errors.Is(err, errNotByText) {
 		return err
 	}
+	return byKyaml(data, out, p)
+}
+
+// byKyaml runs the function p on data, read by kyaml's reader: a
+// ResourceList, or plain YAML documents, written back without a wrapper.
+func byKyaml(data []byte, out io.Writer, p Processor) error {
 	if err := checkResourceList(data); err != nil {
 		return err
 	}

@@ -216,16 +216,76 @@ func readItem(text []byte, i int) (*listItem, error) {
 		_, b := annotations[k[1]]
 		it.reconciled = it.reconciled || a || b
 	}
+	it.apiVersion, it.kind, it.path, it.fnConfig = node.GetApiVersion(), node.GetKind(), itemPath(node, i), isFunctionConfig(node)
+	_, it.index, _ = kioutil.GetFileAnnotations(node)
+	if !withoutIDAlike(node.YNode(), annotations) {
+		return it, it.writeWithID(node, i)
+	}
 	if _, ok := annotations[migrationID]; ok {
-		// The protocol's own, cleared once the function ran: not in the
-		// item as written, nor as the engine reads it.
 		if err := node.PipeE(yaml.ClearAnnotation(migrationID)); err != nil {
 			return nil, errNotByText
 		}
 	}
-	it.apiVersion, it.kind, it.path, it.fnConfig = node.GetApiVersion(), node.GetKind(), itemPath(node, i), isFunctionConfig(node)
-	_, it.index, _ = kioutil.GetFileAnnotations(node)
 	return it, it.write(node)
+}
+
+// withoutIDAlike reports whether the engine reads item n alike with and
+// without the protocol's annotation migrationID, which kyaml's protocol
+// sets on every item while the function runs: its metadata a mapping of
+// some field, its annotations none or some besides it, far within the
+// server's bound of their size. The item is then read without it, written
+// once: else as the protocol has it, and written again without it.
+func withoutIDAlike(n *yaml.Node, annotations map[string]string) bool {
+	meta := fieldOf(n, yaml.MetadataField)
+	if meta == nil || meta.Kind != yaml.MappingNode || len(meta.Content) == 0 {
+		return false
+	}
+	size := 0
+	for k, v := range annotations {
+		size += len(k) + len(v)
+	}
+	if size > 64<<10 {
+		return false
+	}
+	a := fieldOf(meta, yaml.AnnotationsField)
+	if a == nil {
+		return fieldOf(meta, yaml.AnnotationsField) == nil && !hasKey(meta, yaml.AnnotationsField)
+	}
+	_, hasID := annotations[migrationID]
+	return a.Kind == yaml.MappingNode && len(annotations) > 1 || a.Kind == yaml.MappingNode && !hasID && len(annotations) > 0
+}
+
+// hasKey reports whether the mapping n has key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// writeWithID sets the item's text as the protocol has it while the
+// function runs, the annotation migrationID of item i set, and as kyaml
+// writes it in the list once the function ran, the annotation cleared.
+func (it *listItem) writeWithID(node *yaml.RNode, i int) error {
+	if err := node.PipeE(yaml.SetAnnotation(migrationID, strconv.Itoa(i))); err != nil {
+		return errNotByText
+	}
+	text, err := node.String()
+	if err != nil {
+		return err
+	}
+	if err := node.PipeE(yaml.ClearAnnotation(migrationID)); err != nil {
+		return errNotByText
+	}
+	w, err := writable(node, 0)
+	if err != nil {
+		return err
+	}
+	it.text = text
+	it.seq, err = encodeItem(w)
+	return err
 }
 
 // fileAnnotations are the path, index and id annotations of kyaml's
