@@ -466,6 +466,14 @@ func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*listItem, l *catalo
 			}
 			ic.verdicts = append(ic.verdicts, v)
 		}
+		if ic.err == nil && !c.LowerMutability && c.prunes() && changes(ic.verdicts) {
+			// Written again here, on every core: reporting it needs not.
+			node, err := rewritten(doc)
+			if err == nil {
+				err = c.replace(items[i], i, node)
+			}
+			ic.err = err
+		}
 		return ic
 	}
 	for i, ic := range ordered.Seq(ordered.Workers(), indexes, check) {
@@ -500,38 +508,51 @@ type itemChecks struct {
 
 // reportItem reports the verdicts on an item's objects, in order, and
 // lowers its CRDs' markers when asked: the item written again when pruning
-// or lowering changed it, else nil.
+// or lowering changed it, else nil (without lowering, its check wrote it).
 func (c *CRDCheck) reportItem(cat *catalog.Catalog, item *listItem, ic itemChecks) (*yaml.RNode, error) {
-	changed := false
 	for _, v := range ic.verdicts {
 		cat.Count(v)
 		c.report(v, item)
-		changed = changed || len(v.Result.Changes) > 0
 	}
-	lowered := false
-	if c.LowerMutability {
-		var err error
-		if changed {
-			// Lowered as the item reads once stored: the edits of the one
-			// are made on the text the other wrote.
-			if ic.doc, err = reread(ic.doc); err != nil {
-				return nil, err
-			}
-		}
-		if lowered, err = c.lowerMutability(item.node, ic.doc); err != nil {
+	if !c.LowerMutability {
+		return nil, nil // written again by its check, if pruned (checkItems)
+	}
+	changed := changes(ic.verdicts)
+	var err error
+	if changed {
+		// Lowered as the item reads once stored: the edits of the one
+		// are made on the text the other wrote.
+		if ic.doc, err = reread(ic.doc); err != nil {
 			return nil, err
 		}
 	}
-	if !(changed && (c.Prune == nil || *c.Prune)) && !lowered {
+	lowered, err := c.lowerMutability(item.node, ic.doc)
+	if err != nil {
+		return nil, err
+	}
+	if !(changed && c.prunes()) && !lowered {
 		return nil, nil
 	}
-	b, err := ic.doc.Encode()
+	return rewritten(ic.doc)
+}
+
+// prunes reports whether the function writes the items as stored.
+func (c *CRDCheck) prunes() bool { return c.Prune == nil || *c.Prune }
+
+// changes reports whether the server changes an object of verdicts.
+func changes(verdicts []*catalog.Verdict) bool {
+	return slices.ContainsFunc(verdicts, func(v *catalog.Verdict) bool { return len(v.Result.Changes) > 0 })
+}
+
+// rewritten is the item of doc as edited, kyaml's node of it.
+func rewritten(doc *document.Document) (*yaml.RNode, error) {
+	b, err := doc.Encode()
 	if err != nil {
 		return nil, err
 	}
 	node, err := yaml.Parse(string(b))
 	if err != nil {
-		return nil, fmt.Errorf("%s: the pruned item does not parse: %w", ic.doc.Source.File, err)
+		return nil, fmt.Errorf("%s: the pruned item does not parse: %w", doc.Source.File, err)
 	}
 	return node, nil
 }
