@@ -323,11 +323,12 @@ func (it *listItem) write(node *yaml.RNode) error {
 	return nil
 }
 
-// encodeItem writes n as an item of a list, as writeItems does.
+// encodeItem writes n as an item of a list, as writeItems does: held until
+// the list is written, at its length (a buffer grown is up to twice that).
 func encodeItem(n *yaml.Node) ([]byte, error) {
 	var buf bytes.Buffer
 	err := encodeDocument(&buf, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n}})
-	return buf.Bytes(), err
+	return bytes.Clone(buf.Bytes()), err
 }
 
 // errNotAnEntry: a text that is not one entry of a block sequence.
