@@ -192,7 +192,7 @@ func readItem(text []byte, i int) (*listItem, error) {
 	if err := dec.Decode(&doc); err != nil || len(doc.Content) != 1 {
 		return nil, errNotByText
 	}
-	if var2 := (yaml.Node{}); dec.Decode(&var2) != io.EOF {
+	if next := (yaml.Node{}); dec.Decode(&next) != io.EOF {
 		return nil, errNotByText
 	}
 	seq := doc.Content[0]
@@ -249,10 +249,13 @@ func withoutIDAlike(n *yaml.Node, annotations map[string]string) bool {
 	}
 	a := fieldOf(meta, yaml.AnnotationsField)
 	if a == nil {
-		return fieldOf(meta, yaml.AnnotationsField) == nil && !hasKey(meta, yaml.AnnotationsField)
+		return !hasKey(meta, yaml.AnnotationsField)
 	}
-	_, hasID := annotations[migrationID]
-	return a.Kind == yaml.MappingNode && len(annotations) > 1 || a.Kind == yaml.MappingNode && !hasID && len(annotations) > 0
+	others := len(annotations)
+	if _, ok := annotations[migrationID]; ok {
+		others--
+	}
+	return a.Kind == yaml.MappingNode && others > 0
 }
 
 // hasKey reports whether the mapping n has key.
