@@ -223,6 +223,17 @@ func resourceList(in io.Reader, out io.Writer, p Processor) error {
 		return fmt.Errorf("stdin: more than %d MiB: kubectl crd krm refuses a ResourceList that large (the protocol holds it whole, and a KRM function in Go takes some 100 times its size in memory); render and check it in parts",
 			document.MaxDocumentBytes>>20)
 	}
+	// Read by its text where it can be (listByText): kyaml's node trees of
+	// the whole list are some 7 times its size, and it would be parsed twice.
+	if err := listByText(data, out, p); !errors.Is(err, errNotByText) {
+		return err
+	}
+	return byKyaml(data, out, p)
+}
+
+// byKyaml runs the function p on data, read by kyaml's reader: a
+// ResourceList, or plain YAML documents, written back without a wrapper.
+func byKyaml(data []byte, out io.Writer, p Processor) error {
 	if err := checkResourceList(data); err != nil {
 		return err
 	}

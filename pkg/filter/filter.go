@@ -154,8 +154,10 @@ type CRDCheck struct {
 
 	gate   finding.Gate
 	ctx    context.Context // Processor.Context: nil, context.Background
-	texts  []string        // the text of each item load read (itemDocs), until checkItems reads it again
 	remote *source.Set     // the remote sources of crdPaths and previous
+	// written takes item i once pruned or lowered, written again as node:
+	// Filter's replaces it in the list, listByText's writes it.
+	written func(it *listItem, i int, node *yaml.RNode) error
 }
 
 var _ kio.Filter = &CRDCheck{}
@@ -195,12 +197,8 @@ var _ framework.ResourceListProcessor = Processor{}
 // then which minor gave the verdicts (answerResult); any result of error
 // severity fails the function.
 func (p Processor) Process(rl *framework.ResourceList) error {
-	check, err := readConfig(rl.FunctionConfig)
+	check, err := p.check(rl.FunctionConfig)
 	if err != nil {
-		return err
-	}
-	check.Warnings, check.ctx = p.Warnings, p.Context
-	if err := check.useKubeVersion(); err != nil {
 		return err
 	}
 	items, err := check.Filter(rl.Items)
@@ -208,9 +206,29 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 		return err
 	}
 	rl.Items = items
-	rl.Results = append(rl.Results, check.Results...)
+	return check.finish(rl)
+}
+
+// check is the CRDCheck of the function config fc, the kubeVersion it
+// names in use.
+func (p Processor) check(fc *yaml.RNode) (*CRDCheck, error) {
+	check, err := readConfig(fc)
+	if err != nil {
+		return nil, err
+	}
+	check.Warnings, check.ctx = p.Warnings, p.Context
+	if err := check.useKubeVersion(); err != nil {
+		return nil, err
+	}
+	return check, nil
+}
+
+// finish adds the results of the run to rl, and which minor answered:
+// rl.Results, the error, when one of them is an error.
+func (c *CRDCheck) finish(rl *framework.ResourceList) error {
+	rl.Results = append(rl.Results, c.Results...)
 	rl.Results = append(rl.Results, answerResult(kubeversion.Current()))
-	for _, r := range check.Results {
+	for _, r := range c.Results {
 		if r.Severity == framework.Error {
 			return rl.Results
 		}
@@ -233,14 +251,66 @@ func answerResult(a kubeversion.Answer) *framework.Result {
 // Filter prunes the items as the server would store them and checks each
 // one that has a previous version as an update of it. Items are replaced
 // only where something changes.
-func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
+func (c *CRDCheck) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	items := make([]*listItem, len(nodes))
+	for i, n := range nodes {
+		items[i] = nodeItem(n, i)
+	}
+	// A pruned item replaces its original as it is checked, so that the
+	// original can go.
+	c.written = func(it *listItem, i int, node *yaml.RNode) error {
+		it.node, nodes[i] = nil, node
+		return nil
+	}
+	if err := c.filter(items); err != nil {
+		return nil, err
+	}
+	return nodes, nil
+}
+
+// listItem is an item of the ResourceList as the function checks it:
+// kyaml's node (Filter's), or its text located in the input (readItems),
+// which the engine reads without a node tree of the whole list.
+type listItem struct {
+	// node is kyaml's node of the item (Filter's); nil for an item read
+	// from the input's text, or once written again.
+	node *yaml.RNode
+	// text is the item written as a document of its own, once written
+	// (itemText), until checkItems reads it; seq is an item read from the
+	// input written as kyaml writes it in the list's items ("- ..."), its
+	// document text seq without the entry's indentation when text is "".
+	text string
+	seq  []byte
+	// What the function reads of the item before it reads it as a document.
+	apiVersion, kind string
+	path             string // its path annotation, else items[i]
+	index            string // its index annotation
+	fnConfig         bool   // isFunctionConfig
+	// Of an item read from the input's text: its annotations of kyaml's
+	// reader (kioutil.GetInternalAnnotations), and whether it has one of
+	// those kyaml's protocol rewrites once the function ran.
+	annotations map[string]string
+	reconciled  bool
+	changed     bool // pruned or lowered: written again
+}
+
+// nodeItem is item i, kyaml's node n.
+func nodeItem(n *yaml.RNode, i int) *listItem {
+	it := &listItem{node: n, apiVersion: n.GetApiVersion(), kind: n.GetKind(), path: itemPath(n, i), fnConfig: isFunctionConfig(n)}
+	_, it.index, _ = kioutil.GetFileAnnotations(n)
+	return it
+}
+
+// filter is Filter over items: a pruned or lowered item is handed to
+// c.written.
+func (c *CRDCheck) filter(items []*listItem) error {
 	if c.ctx == nil {
 		c.ctx = context.Background()
 	}
 	c.Results = nil
 	gate, err := c.gateOptions().Gate()
 	if err != nil {
-		return nil, fmt.Errorf("function config: failOn: %w", err)
+		return fmt.Errorf("function config: failOn: %w", err)
 	}
 	c.gate = gate
 	// c.remote is set by load: closed as it is then.
@@ -249,17 +319,16 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	cat := catalog.New(catalog.Options{Server: strategy.Validators{}, Builtins: builtin.Kinds{}, Namespaces: catalog.Namespaces{Offline: true}})
 	l, run, err := c.load(cat, items)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out, err := c.checkItems(cat, items, l)
-	if err != nil {
-		return nil, err
+	if err := c.checkItems(cat, items, l); err != nil {
+		return err
 	}
 	c.reportChanges(run.Upgrades, l.CRDs)
 	sort.SliceStable(c.Results, func(i, j int) bool {
 		return severityRank[c.Results[i].Severity] < severityRank[c.Results[j].Severity]
 	})
-	return out, nil
+	return nil
 }
 
 // load is the run's first part (catalog.Loader): the CRDs of crdPaths, the
@@ -268,7 +337,7 @@ func (c *CRDCheck) Filter(items []*yaml.RNode) ([]*yaml.RNode, error) {
 // Only CRDs and Lists are read as documents here; the other items are read
 // one at a time by checkItems and dropped once checked, so that what an
 // item costs beyond the ResourceList the protocol holds is small.
-func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loader, *catalog.Resolved, error) {
+func (c *CRDCheck) load(cat *catalog.Catalog, items []*listItem) (*catalog.Loader, *catalog.Resolved, error) {
 	root, err := c.root()
 	if err != nil {
 		return nil, nil, err
@@ -301,16 +370,14 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 		return nil, nil, errors.Join(bad...)
 	}
 	var documents []int // the items read as documents here
-	for i, item := range items {
-		apiVersion, kind := item.GetApiVersion(), item.GetKind()
-		if !schema.IsCRD(apiVersion, kind) && !strings.HasSuffix(kind, "List") {
-			l.Kinds.Add(map[string]interface{}{"apiVersion": apiVersion, "kind": kind})
+	for i, it := range items {
+		if !schema.IsCRD(it.apiVersion, it.kind) && !strings.HasSuffix(it.kind, "List") {
+			l.Kinds.Add(map[string]interface{}{"apiVersion": it.apiVersion, "kind": it.kind})
 			continue
 		}
 		documents = append(documents, i)
 	}
-	c.texts = make([]string, len(items))
-	if err := l.Inputs(itemDocs(items, documents, c.texts), true, nil); err != nil {
+	if err := l.Inputs(itemDocs(items, documents), true, nil); err != nil {
 		return nil, nil, err
 	}
 	// Offline: refuses the kinds of built-in groups kubectl would not map.
@@ -332,21 +399,23 @@ func (c *CRDCheck) load(cat *catalog.Catalog, items []*yaml.RNode) (*catalog.Loa
 }
 
 // itemDocs are the items of indexes read as documents, on every core, in
-// their order. texts keeps each one's text, which checkItems reads again:
-// for the CRDs, most of the ResourceList, writing an item's nodes as text
+// their order. Each item keeps its text, which checkItems reads again: for
+// the CRDs, most of the ResourceList, writing an item's nodes as text
 // costs more than reading the text.
-func itemDocs(items []*yaml.RNode, indexes []int, texts []string) catalog.Docs {
+func itemDocs(items []*listItem, indexes []int) catalog.Docs {
 	return func(yield func(*document.Document, error) bool) {
 		read := func(i int) itemRead {
-			text, path, err := itemText(items[i], i)
+			text, err := items[i].docText(i)
 			if err != nil {
 				return itemRead{err: err}
 			}
-			doc, err := readItemText(text, path)
+			doc, err := readItemText(text, items[i].path)
 			return itemRead{doc, text, err}
 		}
 		for i, r := range ordered.Seq(ordered.Workers(), slices.Values(indexes), read) {
-			texts[i] = r.text
+			if items[i].seq == nil {
+				items[i].text = r.text
+			}
 			if !yield(r.doc, r.err) || r.err != nil {
 				return
 			}
@@ -362,13 +431,13 @@ type itemRead struct {
 
 // checkItems reads and checks the items on every core (catalog.Check),
 // and reports them in their order: results, the upgrade's counts, the
-// pruned items. A pruned item replaces its original in items as it is
-// checked, so that the original can go.
-func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *catalog.Loader) ([]*yaml.RNode, error) {
+// pruned items. A pruned item replaces its original as it is checked, so
+// that the original can go.
+func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*listItem, l *catalog.Loader) error {
 	opts := catalog.CheckOptions{Defaults: c.Defaults, Updates: true, Gate: c.gate, StoredCRDs: true}
 	indexes := func(yield func(int) bool) {
-		for i, item := range items {
-			if isFunctionConfig(item) {
+		for i, it := range items {
+			if it.fnConfig {
 				continue // kustomize fn run and kpt pass the function's own config along
 			}
 			if !yield(i) {
@@ -378,9 +447,12 @@ func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *cata
 	}
 	check := func(i int) itemChecks {
 		// Each index is checked once, on one goroutine: its text is its own.
-		text := c.texts[i]
-		c.texts[i] = ""
-		doc, err := readItem(items[i], i, text)
+		text, err := items[i].docText(i)
+		items[i].text = ""
+		if err != nil {
+			return itemChecks{err: err}
+		}
+		doc, err := readItemText(text, items[i].path)
 		if err != nil {
 			return itemChecks{err: err}
 		}
@@ -394,21 +466,37 @@ func (c *CRDCheck) checkItems(cat *catalog.Catalog, items []*yaml.RNode, l *cata
 			}
 			ic.verdicts = append(ic.verdicts, v)
 		}
+		if ic.err == nil && !c.LowerMutability && c.prunes() && changes(ic.verdicts) {
+			// Written again here, on every core: reporting it needs not.
+			node, err := rewritten(doc)
+			if err == nil {
+				err = c.replace(items[i], i, node)
+			}
+			ic.err = err
+		}
 		return ic
 	}
 	for i, ic := range ordered.Seq(ordered.Workers(), indexes, check) {
 		if ic.err != nil {
-			return nil, ic.err
+			return ic.err
 		}
 		node, err := c.reportItem(cat, items[i], ic)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if node != nil {
-			items[i] = node
+			if err := c.replace(items[i], i, node); err != nil {
+				return err
+			}
 		}
 	}
-	return items, nil
+	return nil
+}
+
+// replace replaces item i by node, the item written again (c.written).
+func (c *CRDCheck) replace(it *listItem, i int, node *yaml.RNode) error {
+	it.changed = true
+	return c.written(it, i, node)
 }
 
 // itemChecks are the verdicts on the objects of one item.
@@ -420,38 +508,51 @@ type itemChecks struct {
 
 // reportItem reports the verdicts on an item's objects, in order, and
 // lowers its CRDs' markers when asked: the item written again when pruning
-// or lowering changed it, else nil.
-func (c *CRDCheck) reportItem(cat *catalog.Catalog, item *yaml.RNode, ic itemChecks) (*yaml.RNode, error) {
-	changed := false
+// or lowering changed it, else nil (without lowering, its check wrote it).
+func (c *CRDCheck) reportItem(cat *catalog.Catalog, item *listItem, ic itemChecks) (*yaml.RNode, error) {
 	for _, v := range ic.verdicts {
 		cat.Count(v)
 		c.report(v, item)
-		changed = changed || len(v.Result.Changes) > 0
 	}
-	lowered := false
-	if c.LowerMutability {
-		var err error
-		if changed {
-			// Lowered as the item reads once stored: the edits of the one
-			// are made on the text the other wrote.
-			if ic.doc, err = reread(ic.doc); err != nil {
-				return nil, err
-			}
-		}
-		if lowered, err = c.lowerMutability(item, ic.doc); err != nil {
+	if !c.LowerMutability {
+		return nil, nil // written again by its check, if pruned (checkItems)
+	}
+	changed := changes(ic.verdicts)
+	var err error
+	if changed {
+		// Lowered as the item reads once stored: the edits of the one
+		// are made on the text the other wrote.
+		if ic.doc, err = reread(ic.doc); err != nil {
 			return nil, err
 		}
 	}
-	if !(changed && (c.Prune == nil || *c.Prune)) && !lowered {
+	lowered, err := c.lowerMutability(item.node, ic.doc)
+	if err != nil {
+		return nil, err
+	}
+	if !(changed && c.prunes()) && !lowered {
 		return nil, nil
 	}
-	b, err := ic.doc.Encode()
+	return rewritten(ic.doc)
+}
+
+// prunes reports whether the function writes the items as stored.
+func (c *CRDCheck) prunes() bool { return c.Prune == nil || *c.Prune }
+
+// changes reports whether the server changes an object of verdicts.
+func changes(verdicts []*catalog.Verdict) bool {
+	return slices.ContainsFunc(verdicts, func(v *catalog.Verdict) bool { return len(v.Result.Changes) > 0 })
+}
+
+// rewritten is the item of doc as edited, kyaml's node of it.
+func rewritten(doc *document.Document) (*yaml.RNode, error) {
+	b, err := doc.Encode()
 	if err != nil {
 		return nil, err
 	}
 	node, err := yaml.Parse(string(b))
 	if err != nil {
-		return nil, fmt.Errorf("%s: the pruned item does not parse: %w", ic.doc.Source.File, err)
+		return nil, fmt.Errorf("%s: the pruned item does not parse: %w", doc.Source.File, err)
 	}
 	return node, nil
 }
@@ -472,17 +573,17 @@ func reread(doc *document.Document) (*document.Document, error) {
 // severityRank orders results, errors first.
 var severityRank = map[framework.Severity]int{framework.Error: 0, framework.Warning: 1, framework.Info: 2}
 
-// readItem is an item as a document, named by its path annotation, read
-// from text when load read it (itemDocs), else from its nodes written again.
-func readItem(item *yaml.RNode, i int, text string) (*document.Document, error) {
-	path := itemPath(item, i)
-	if text == "" {
-		var err error
-		if text, path, err = itemText(item, i); err != nil {
-			return nil, err
-		}
+// docText is item i's text as a document of its own: as read from the
+// input, as load wrote it, else its nodes written now (itemText).
+func (it *listItem) docText(i int) (string, error) {
+	switch {
+	case it.text != "":
+		return it.text, nil
+	case it.seq != nil:
+		return unindented(it.seq)
 	}
-	return readItemText(text, path)
+	text, _, err := itemText(it.node, i)
+	return text, err
 }
 
 // itemPath is the name of item i: its path annotation, else its index.
@@ -548,15 +649,15 @@ func (c *CRDCheck) addCRD(a catalog.AddedCRD) {
 }
 
 // report reports the verdict on an object of item.
-func (c *CRDCheck) report(v *catalog.Verdict, item *yaml.RNode) {
+func (c *CRDCheck) report(v *catalog.Verdict, item *listItem) {
 	res := v.Result
 	ref := &yaml.ResourceIdentifier{
 		TypeMeta: yaml.TypeMeta{APIVersion: res.Object.APIVersion, Kind: res.Object.Kind},
 		NameMeta: yaml.NameMeta{Name: res.Object.Name, Namespace: res.Object.Namespace},
 	}
 	file := &framework.File{Path: res.Source.File}
-	if _, index, _ := kioutil.GetFileAnnotations(item); index != "" {
-		fmt.Sscan(index, &file.Index)
+	if item.index != "" {
+		fmt.Sscan(item.index, &file.Index)
 	}
 	for _, f := range v.Findings {
 		c.result(f, ref, file)

@@ -39,10 +39,12 @@ func (c *CRDCheck) lowerMutability(item *yaml.RNode, doc *document.Document) (ed
 // atItemLine is l's error at the line of its field as the function read the
 // item: the file's line standalone (the reader keeps each node's line), the
 // ResourceList's under kustomize or kpt. The document's own lines are those
-// of the item written again, annotations added, which are nobody's.
+// of the item written again, annotations added, which are nobody's. An
+// item read from the input's text (item nil) is read again as kyaml's node
+// before an error is reported (readItems).
 func atItemLine(item *yaml.RNode, doc *document.Document, l lower.Lowered) error {
 	var ie *document.InputError
-	if len(l.Field) == 0 || !errors.As(l.Err, &ie) {
+	if item == nil || len(l.Field) == 0 || !errors.As(l.Err, &ie) {
 		return l.Err
 	}
 	p := l.Field
