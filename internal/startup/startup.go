@@ -9,9 +9,10 @@
 // collector on, two collections ran before main, and one began as main
 // turned it back on: a fifth of the CPU time of "kubectl crd --help".
 // Go initialises a package once the packages it imports are, the first
-// ready one in the order of import paths; this one imports runtime's
-// packages only, so it runs before the heavy ones, and cmd/kubectl-crd's
-// TestNoCollectionBeforeMain fails when it no longer does.
+// ready one in the order of import paths; this one imports os and
+// runtime's packages only, so it runs before the heavy ones, and
+// cmd/kubectl-crd's TestNoCollectionBeforeMain fails when it no longer
+// does.
 package startup
 
 import (
