@@ -26,14 +26,14 @@ import (
 // collector is switched off.
 var gcPercent = debug.SetGCPercent(-1)
 
-// Floor is the least heap goal while the live heap is small. A run
+// heapFloor is the least heap goal while the live heap is small. A run
 // against a hundred CRDs lives on some 5 MB while it reads its inputs,
 // then grows to 140 MB as it builds their validators: with GOGC=100 the
 // collector ran 56 times in the first 0.7 s, and 70 times before the
 // heap reached its size, each a cycle of marking, assists and write
 // barriers. Under the floor the heap grows to it before a collection;
 // past half of it, GOGC's percent holds and the peak is as it was.
-const Floor = 128 << 20
+const heapFloor = 128 << 20
 
 // Done turns the collector back on. main has it called before a command
 // runs; --help, which allocates little, exits without it.
@@ -45,7 +45,7 @@ func Done() {
 	}
 	// No collection has run: what is allocated is what the packages'
 	// initialisation keeps, nearly all of it live.
-	if percent := floorPercent(heapBytes("/memory/classes/heap/objects:bytes"), gcPercent, Floor); percent > gcPercent {
+	if percent := floorPercent(heapBytes("/memory/classes/heap/objects:bytes"), gcPercent, heapFloor); percent > gcPercent {
 		debug.SetGCPercent(percent)
 		watch()
 		return
@@ -72,7 +72,7 @@ func floorPercent(live uint64, base int, floor uint64) int {
 // found unreachable, after a collection: the collector's own hook.
 func watch() {
 	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
-		percent := floorPercent(heapBytes("/gc/heap/live:bytes"), gcPercent, Floor)
+		percent := floorPercent(heapBytes("/gc/heap/live:bytes"), gcPercent, heapFloor)
 		debug.SetGCPercent(percent)
 		if percent > gcPercent {
 			watch()

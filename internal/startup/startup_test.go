@@ -63,7 +63,7 @@ func TestDoneFloorsTheGoalWhileTheHeapIsSmall(t *testing.T) {
 	if got := percent(); got <= 100 {
 		t.Fatalf("the collector's percent is %d with a small heap, want more than GOGC's (100)", got)
 	}
-	live := make([]byte, Floor/2+1<<20)
+	live := make([]byte, heapFloor/2+1<<20)
 	for deadline := time.Now().Add(10 * time.Second); percent() != 100; {
 		if time.Now().After(deadline) {
 			t.Fatalf("the collector's percent is %d with a live heap over half the floor, want GOGC's (100)", percent())
