@@ -35,7 +35,8 @@ func main() {
 // exits 2 from the Go runtime itself.
 //
 // The garbage collector, off while the packages initialised
-// (internal/startup), is back on as GOGC sets it before any command runs;
+// (internal/startup), is back on before any command runs (as GOGC and
+// GOMEMLIMIT set it, else with a floor under its goal while the heap is small);
 // --help and usage errors print and exit without it.
 func run(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
 	cobra.OnInitialize(startup.Done)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -29,15 +30,20 @@ func TestNoCollectionBeforeMain(t *testing.T) {
 	}
 }
 
-// A command runs with the collector on, as GOGC sets it.
+// A command runs with the collector on, as GOGC sets it when it is set
+// (internal/startup's tests say what it does when it is not).
 func TestCollectorOnWhenACommandRuns(t *testing.T) {
-	percent := debug.SetGCPercent(-1) // off, as while the packages initialise
-	defer debug.SetGCPercent(percent)
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: the percent internal/startup read is not known here")
+	}
+	t.Setenv("GOGC", "100") // the percent as the package read it, GOGC unset
+	const percent = 100
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // off, as while the packages initialise
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"version"}); code != 0 {
 		t.Fatalf("version: exit %d, stderr %q", code, errOut.String())
 	}
-	if got := debug.SetGCPercent(percent); got != percent {
+	if got := debug.SetGCPercent(-1); got != percent {
 		t.Errorf("the command ran with the collector's percent at %d, want %d (GOGC's)", got, percent)
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 // poisonIndexes changes every index of the maintenance CRD in the cache of
 // CRD indexes at dir as one who may write the cache would: its schema then
-// knows spec.privileged, which the server drops. It returns how many it
+// knows spec.privileged, which the server drops (and the CRD decoded beside
+// it, N.pb, is gone: the document is read). It returns how many it
 // changed.
 func poisonIndexes(t *testing.T, dir string) int {
 	t.Helper()
@@ -25,6 +26,9 @@ func poisonIndexes(t *testing.T, dir string) int {
 		}
 		if s := string(data); strings.Contains(s, "maintenancenightlyjobs") && strings.Contains(s, `"machines":{`) {
 			n++
+			if err := os.Remove(strings.TrimSuffix(p, ".json") + ".pb"); err != nil && !os.IsNotExist(err) {
+				return err
+			}
 			return os.WriteFile(p, []byte(strings.Replace(s, `"machines":{`, `"privileged":{"type":"boolean"},"machines":{`, 1)), 0o600)
 		}
 		return nil

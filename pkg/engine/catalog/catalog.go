@@ -17,6 +17,7 @@ import (
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdindex"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/crdupgrade"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/finding"
@@ -168,9 +169,31 @@ func (c *Catalog) PrepareCRD(d *document.Document) *PreparedCRD {
 // verdict on the CRD as a cache kept it (crdindex.Entry.Accepted): it
 // accepts it with these warnings, and its validation does not run again.
 func (c *Catalog) prepareCRD(d *document.Document, accepted *[]string) *PreparedCRD {
+	crd, ok, err := schema.DecodeObject(d.Object, c.opts.Server)
+	return c.prepared(d, crd, ok, err, accepted)
+}
+
+// prepareEncoded is prepareCRD of a CRD the server accepts with warnings
+// accepted (crdindex.Entry.Accepted), from the CRD decoded as the cache
+// kept it (crdindex.Entry.Encoded), its document not read; nil when the
+// cache holds none that reads.
+func (c *Catalog) prepareEncoded(e crdindex.Entry, accepted []string) *PreparedCRD {
+	d, encoded, ok := e.Encoded()
+	if !ok {
+		return nil
+	}
+	crd, ok, err := schema.DecodeEncoded(d.Object, encoded, c.opts.Server)
+	if !ok || err != nil {
+		return nil
+	}
+	return c.prepared(d, crd, true, nil, &accepted)
+}
+
+// prepared is the CRD crd decoded from d (ok and err as
+// schema.DecodeObject's) prepared.
+func (c *Catalog) prepared(d *document.Document, crd *schema.CRD, ok bool, err error, accepted *[]string) *PreparedCRD {
 	// What is kept of d: its object and where it is, not its YAML's nodes.
 	p := &PreparedCRD{doc: &document.Document{Object: d.Object, Source: d.Source}}
-	crd, ok, err := schema.DecodeObject(d.Object, c.opts.Server)
 	if err != nil {
 		p.err = &document.InputError{Source: d.Source, Msg: err.Error(), Err: err}
 		return p
@@ -188,6 +211,21 @@ func (c *Catalog) prepareCRD(d *document.Document, accepted *[]string) *Prepared
 	// The mutability markers, which the server drops, from the CRD as written.
 	p.markers, p.markerErrs = update.CRDSchemas(d.Object)
 	return p
+}
+
+// encodable is whether the cache may keep the CRD prepared decoded
+// (crdindex.File.SetEncoded): the server accepts it, and it has no
+// mutability marker, which only its document holds.
+func (p *PreparedCRD) encodable() bool {
+	if p.crd == nil || p.invalid != nil || len(p.markerErrs) > 0 {
+		return false
+	}
+	for _, m := range p.markers {
+		if m != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // refusal is why the server would refuse the CRD prepared, in its words

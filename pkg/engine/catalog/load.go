@@ -225,11 +225,18 @@ func (l *Loader) Added() error {
 	}
 	prepare := func(x indexed) *PreparedCRD {
 		e := x.entry()
+		warnings, accepted := e.Accepted()
+		accepted = accepted && l.cat.opts.Server != nil
+		if accepted {
+			if p := l.cat.prepareEncoded(e, warnings); p != nil {
+				return p // neither read nor decoded again
+			}
+		}
 		d, err := e.Document()
 		if err != nil {
 			return &PreparedCRD{doc: &document.Document{Source: e.Source}, err: err}
 		}
-		if warnings, ok := e.Accepted(); ok && l.cat.opts.Server != nil {
+		if accepted {
 			return l.cat.prepareCRD(d, &warnings) // not validated again
 		}
 		return l.cat.PrepareCRD(d)
@@ -237,6 +244,9 @@ func (l *Loader) Added() error {
 	for x, p := range ordered.Seq(ordered.Workers(), needed, prepare) {
 		if p.doc.Object != nil && l.cat.opts.Server != nil {
 			x.f.SetVerdict(x.i, p.refusal(), p.warnings()) // the verdict the cache keeps
+			if p.encodable() {
+				x.f.SetEncoded(x.i, p.crd.Encoded) // and the CRD decoded
+			}
 		}
 		if !l.add(p) {
 			break

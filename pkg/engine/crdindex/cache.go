@@ -21,7 +21,8 @@ import (
 // format is the version of the cache's layout and of what it holds.
 // crdindex/3 keeps the server's warnings on each CRD it accepts: an
 // entry of crdindex/2, which did not, would read as one with none.
-const format = "crdindex/3"
+// crdindex/4 keeps each CRD a run used decoded, in protobuf (N.pb).
+const format = "crdindex/4"
 
 // CacheDirEnv names the cache directory; "off" keeps none.
 const CacheDirEnv = "KUBECTL_CRD_CACHE_DIR"
@@ -96,7 +97,8 @@ func BuildKey() string {
 }
 
 // stored is a file's index as the cache holds it, in index.json beside a
-// JSON file per CRD (0.json, 1.json, ...).
+// JSON file per CRD (0.json, 1.json, ...) and, for a CRD a run decoded,
+// its decoded form (0.pb, ...: schema.CRD.Encoded).
 type stored struct {
 	Format   string        `json:"format"`
 	Entries  []storedEntry `json:"entries"`
@@ -111,6 +113,9 @@ type storedEntry struct {
 	// Warnings what it warns of when it accepts it (Entry.Accepted).
 	Refusal  string   `json:"refusal,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Encoded, when N.pb holds the CRD decoded, is what its document
+	// says it is (Entry.Encoded).
+	Encoded *document.ObjectRef `json:"encoded,omitempty"`
 }
 
 func (c Cache) path(key string) string { return filepath.Join(c.Dir, key[:2], key) }
@@ -136,11 +141,16 @@ func (c Cache) load(key string, f *file) (*File, error) {
 	}
 	out := &File{Warnings: s.Warnings}
 	for i, e := range s.Entries {
+		var encoded string
+		var ref document.ObjectRef
+		if e.Encoded != nil {
+			encoded, ref = filepath.Join(dir, strconv.Itoa(i)+".pb"), *e.Encoded
+		}
 		out.Entries = append(out.Entries, Entry{
 			GroupKind: runtimeschema.GroupKind{Group: e.Group, Kind: e.Kind},
 			Source:    document.Source{File: f.name, Line: e.Line},
 			blob:      filepath.Join(dir, strconv.Itoa(i)+".json"), file: f, index: i,
-			refusal: e.Refusal, warnings: e.Warnings, checked: true,
+			refusal: e.Refusal, warnings: e.Warnings, checked: true, encodedBlob: encoded, ref: ref,
 		})
 	}
 	return out, nil
@@ -178,9 +188,17 @@ func (c Cache) write(dir string, idx *File) error {
 		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".json"), b, cachedir.FileMode); err != nil {
 			return err
 		}
+		var encoded *document.ObjectRef
+		if e.encoded != nil {
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".pb"), e.encoded, cachedir.FileMode); err != nil {
+				return err
+			}
+			ref := document.Ref(e.object)
+			encoded = &ref
+		}
 		s.Entries = append(s.Entries, storedEntry{
 			Group: e.GroupKind.Group, Kind: e.GroupKind.Kind, Line: e.Source.Line,
-			Refusal: e.refusal, Warnings: e.warnings,
+			Refusal: e.refusal, Warnings: e.warnings, Encoded: encoded,
 		})
 	}
 	b, err := json.Marshal(s)

@@ -21,6 +21,7 @@ import (
 
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-crd/kubectl-crd/internal/fileread"
 	"github.com/kubectl-crd/kubectl-crd/internal/ordered"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/document"
 	"github.com/kubectl-crd/kubectl-crd/pkg/engine/kubeversion"
@@ -46,6 +47,13 @@ type Entry struct {
 	refusal  string
 	warnings []string
 	checked  bool
+	// encoded is the CRD decoded (schema.CRD.Encoded), to be kept with
+	// the index (File.SetEncoded); else encodedBlob names it in the cache
+	// ("" when the cache holds none), and ref is what the document says
+	// it is.
+	encoded     []byte
+	encodedBlob string
+	ref         document.ObjectRef
 }
 
 // FromDocument is an entry of a CRD already read.
@@ -108,6 +116,29 @@ func (e Entry) Verdict(v schema.CRDValidator) (refusal string, warnings []string
 	}
 	refusal, warnings = verdictOf(d.Object, v)
 	return refusal, warnings, nil
+}
+
+// Encoded is the CRD decoded, as the cache kept it (schema.CRD.Encoded),
+// for schema.DecodeEncoded, and its document without reading it: its
+// object holds what the document says it is (apiVersion, kind, metadata's
+// name and namespace), all a run reads of a CRD without mutability markers
+// beside the CRD decoded (File.SetEncoded). ok false when the cache holds
+// none or it can no longer be read: then the CRD is decoded from its
+// Document.
+func (e Entry) Encoded() (d *document.Document, encoded []byte, ok bool) {
+	if e.encodedBlob == "" {
+		return nil, nil, false
+	}
+	b, err := fileread.Read(e.encodedBlob)
+	if err != nil {
+		return nil, nil, false
+	}
+	metadata := map[string]interface{}{"name": e.ref.Name}
+	if e.ref.Namespace != "" {
+		metadata["namespace"] = e.ref.Namespace
+	}
+	obj := map[string]interface{}{"apiVersion": e.ref.APIVersion, "kind": e.ref.Kind, "metadata": metadata}
+	return &document.Document{Object: obj, Source: e.Source}, b, true
 }
 
 // Accepted are the warnings the server accepts the CRD with, ok when the
@@ -178,6 +209,21 @@ func (f *File) SetVerdict(i int, refusal string, warnings []string) {
 	e.refusal, e.warnings, e.checked = refusal, warnings, true
 }
 
+// SetEncoded records entry i's CRD decoded (schema.CRD.Encoded), for the
+// cache to keep with the index: a later run that uses the CRD reads it
+// from there rather than decode it again, and does not read its document
+// (Encoded): only for a CRD the server accepts that has no mutability
+// marker, which the server drops. encode runs only when the file is to
+// be kept (Keep).
+func (f *File) SetEncoded(i int, encode func() ([]byte, error)) {
+	if f.key == "" {
+		return
+	}
+	if b, err := encode(); err == nil {
+		f.Entries[i].encoded = b
+	}
+}
+
 // Keep keeps a file just parsed in the cache, with the server's verdict on
 // each of its CRDs, once a run knows them all: a run that uses some of a
 // file's CRDs prepares those, and checks only the others. A file with a
@@ -195,6 +241,9 @@ func (f *File) Keep() {
 	}
 	f.cache.store(f.key, f)
 	f.key = ""
+	for i := range f.Entries {
+		f.Entries[i].encoded = nil
+	}
 }
 
 // file is a file's name and content, parsed at most once. path is where

@@ -433,6 +433,12 @@ func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool
 	if err != nil {
 		return nil, true, fmt.Errorf("invalid CustomResourceDefinition: %w", err)
 	}
+	return newValidatedCRD(decoded, internal, legacy, v), true, nil
+}
+
+// newValidatedCRD is newDecodedCRD, validated by v as the server validates
+// a create (legacy: of a CRD read in apiextensions.k8s.io/v1beta1).
+func newValidatedCRD(decoded *apiextensionsv1.CustomResourceDefinition, internal *apiextensionsinternal.CustomResourceDefinition, legacy bool, v CRDValidator) *CRD {
 	c := newDecodedCRD(decoded, internal)
 	c.legacy = legacy
 	switch {
@@ -446,28 +452,36 @@ func DecodeObject(obj map[string]interface{}, v CRDValidator) (crd *CRD, ok bool
 		// internal version is not the one of the v1beta1 document.
 		c.validate = func() (field.ErrorList, []string) { return v.ValidateCRDLegacy(c.Object) }
 	}
-	return c, true, nil
+	return c
 }
 
 // crdJSON is obj as JSON when it is a CustomResourceDefinition (ok false
 // otherwise), of an apiVersion the decoder takes (an error otherwise);
 // legacy when it is apiextensions.k8s.io/v1beta1.
 func crdJSON(obj map[string]interface{}) (js []byte, legacy, ok bool, err error) {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	if !IsCRD(apiVersion, kind) {
-		return nil, false, false, nil
-	}
-	switch apiVersion {
-	case "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1":
-	default:
-		return nil, false, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
+	if legacy, ok, err = crdKind(obj); err != nil || !ok {
+		return nil, false, ok, err
 	}
 	js, err = json.Marshal(obj)
 	if err != nil {
 		return nil, false, true, err
 	}
-	return js, apiVersion != "apiextensions.k8s.io/v1", true, nil
+	return js, legacy, true, nil
+}
+
+// crdKind is crdJSON without the JSON.
+func crdKind(obj map[string]interface{}) (legacy, ok bool, err error) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if !IsCRD(apiVersion, kind) {
+		return false, false, nil
+	}
+	switch apiVersion {
+	case "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1":
+	default:
+		return false, true, fmt.Errorf("unsupported apiVersion %q for a CustomResourceDefinition: use apiextensions.k8s.io/v1 (or the legacy v1beta1)", apiVersion)
+	}
+	return apiVersion != "apiextensions.k8s.io/v1", true, nil
 }
 
 // Refusal is the error of FromObject on obj, a CustomResourceDefinition,
