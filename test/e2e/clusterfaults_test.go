@@ -697,9 +697,39 @@ var klogLine = regexp.MustCompile(`(?m)^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^ 
 // under a GiB. client-go reads a body whole: prune grew to 2.3 GB within
 // --request-timeout=3s, and without a limit until killed; explain-structural
 // --all died out of memory with a goroutine dump (exit 2) after klog's
-// "E1125 ... Unexpected error when reading response body" line.
+// "E1125 ... Unexpected error when reading response body" line. Here a
+// command each way (the limit, the timeout); every command both ways in
+// TestLiveEndlessResponseSweep.
 func TestLiveEndlessResponse(t *testing.T) {
 	requireOwnCluster(t)
+	if ran := endlessResponse(t, func(c endlessCase) bool { return endlessSample[c.args[0]+" "+c.timeout] }); ran != len(endlessSample) {
+		t.Errorf("%d of the %d runs of endlessSample found", ran, len(endlessSample))
+	}
+}
+
+// TestLiveEndlessResponseSweep is TestLiveEndlessResponse's property for
+// the commands and timeouts it leaves out: run by .ci/run's matrix target.
+func TestLiveEndlessResponseSweep(t *testing.T) {
+	matrixSweep(t)
+	requireOwnCluster(t)
+	if endlessResponse(t, func(c endlessCase) bool { return !endlessSample[c.args[0]+" "+c.timeout] }) == 0 {
+		t.Error("no command was run")
+	}
+}
+
+// endlessSample are the runs TestLiveEndlessResponse makes, by command and
+// --request-timeout: the body's limit without a timeout, the timeout.
+var endlessSample = map[string]bool{"prune 0": true, "explain-structural 3s": true}
+
+type endlessCase struct {
+	args          []string
+	what, timeout string
+}
+
+// endlessResponse runs the commands that talk to the cluster against a
+// server whose response never ends, with and without a timeout, those that
+// run says, and returns how many it ran.
+func endlessResponse(t *testing.T, run func(endlessCase) bool) int {
 	chunk := []byte(strings.Repeat(`{"name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},`, 1000))
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -716,15 +746,17 @@ func TestLiveEndlessResponse(t *testing.T) {
 		c.Server, c.CertificateAuthority = srv.URL, ""
 		c.CertificateAuthorityData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	})
-	for _, tc := range []struct {
-		args []string
-		what string
-	}{
-		{[]string{"prune", "-f", exampleJobs}, "discovering the API groups"},
-		{[]string{"check-update", "-f", exampleJobs}, "discovering the API groups"},
-		{[]string{"explain-structural", "--all"}, "listing CustomResourceDefinitions"},
+	ran := 0
+	for _, tc := range []endlessCase{
+		{args: []string{"prune", "-f", exampleJobs}, what: "discovering the API groups"},
+		{args: []string{"check-update", "-f", exampleJobs}, what: "discovering the API groups"},
+		{args: []string{"explain-structural", "--all"}, what: "listing CustomResourceDefinitions"},
 	} {
 		for _, timeout := range []string{"0", "3s"} {
+			if tc.timeout = timeout; !run(tc) {
+				continue
+			}
+			ran++
 			args := append([]string{"--request-timeout=" + timeout}, tc.args...)
 			r, _, peak := runBounded(t, NewTest(t).WithEnv("KUBECONFIG="+kc), 60*time.Second, args...)
 			want := "error: " + tc.what + " on " + srv.URL
@@ -741,4 +773,5 @@ func TestLiveEndlessResponse(t *testing.T) {
 			t.Logf("%s: peak RSS %d MiB", args, peak>>20)
 		}
 	}
+	return ran
 }

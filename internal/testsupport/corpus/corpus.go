@@ -22,6 +22,11 @@ const (
 	// EnvRequire set to 1 turns a missing corpus from a skip into a failure
 	// (for CI, where a silently skipped differential test proves nothing).
 	EnvRequire = "KUBECTL_CRD_REQUIRE_CORPUS"
+	// EnvAll set to 1 runs the unit tests' sweeps of the corpus over every
+	// file; unset, they run over a sample (Sample), so that the README's
+	// test command stays under 15 minutes on two cores. .ci/run's corpus
+	// target sets it.
+	EnvAll = "KUBECTL_CRD_CORPUS_ALL"
 
 	modulePath = "github.com/kubectl-crd/kubectl-crd"
 	manifest   = "MANIFEST.tsv"
@@ -234,4 +239,35 @@ func Read(t testing.TB, dir string, f File) []byte {
 		t.Fatalf("corpus: %v", err)
 	}
 	return b
+}
+
+// sampleEvery is the share of each set's files a sample keeps: one in four.
+const sampleEvery = 4
+
+// Sample returns files whole when KUBECTL_CRD_CORPUS_ALL=1, else a part of
+// them the same on every run: from each set (project and module version),
+// its first file and every fourth after it, in the manifest's order, so
+// that every project and release is still read. It logs which.
+func Sample(t testing.TB, files []File) []File {
+	t.Helper()
+	if os.Getenv(EnvAll) == "1" {
+		t.Logf("corpus: all %d files (%s=1)", len(files), EnvAll)
+		return files
+	}
+	out := sample(files)
+	t.Logf("corpus: a sample of %d of %d files, every set read; %s=1 for all (.ci/run's corpus target)", len(out), len(files), EnvAll)
+	return out
+}
+
+func sample(files []File) []File {
+	seen := map[string]int{}
+	var out []File
+	for _, f := range files {
+		set := f.Project + "/" + f.Set()
+		if seen[set]%sampleEvery == 0 {
+			out = append(out, f)
+		}
+		seen[set]++
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -139,5 +140,33 @@ func TestDir(t *testing.T) {
 		if len(Read(t, dir, f)) == 0 {
 			t.Errorf("%s: empty", f.LocalPath)
 		}
+	}
+}
+
+// TestSample: every set keeps its first file and every fourth after it;
+// KUBECTL_CRD_CORPUS_ALL=1 keeps them all.
+func TestSample(t *testing.T) {
+	var files []File
+	for _, set := range []string{"a@v1", "a@v2", "b@v1"} {
+		n := map[string]int{"a@v1": 9, "a@v2": 1, "b@v1": 4}[set]
+		for i := range n {
+			files = append(files, File{Project: set[:1], LocalPath: fmt.Sprintf("crds/%s/%s/%d.yaml", set[:1], set, i)})
+		}
+	}
+	var got []string
+	for _, f := range sample(files) {
+		got = append(got, f.LocalPath)
+	}
+	want := []string{"crds/a/a@v1/0.yaml", "crds/a/a@v1/4.yaml", "crds/a/a@v1/8.yaml", "crds/a/a@v2/0.yaml", "crds/b/b@v1/0.yaml"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sample: %q, want %q", got, want)
+	}
+	t.Setenv(EnvAll, "")
+	if n := len(Sample(t, files)); n != len(want) {
+		t.Errorf("Sample without %s: %d files, want %d", EnvAll, n, len(want))
+	}
+	t.Setenv(EnvAll, "1")
+	if n := len(Sample(t, files)); n != len(files) {
+		t.Errorf("Sample with %s=1: %d files, want all %d", EnvAll, n, len(files))
 	}
 }
