@@ -9,11 +9,15 @@
 # of each minor 1.31 to 1.37 (hack/test-apiserver-minor.sh) against the engine emulating that minor,
 # on our cases and the corpus's CRDs and samples, the tables of agreement in _output/versions-parity*.md;
 # VERSIONS=1.31,1.37 runs those minors only (CI's version parity step runs 1.31 and 1.37).
+# make test-corpus: the unit tests' sweeps of the corpus over every file (the README's test command
+# reads a sample: every set, a file in four). CI's corpus step.
+# make test-matrix: the end-to-end sweeps against the real server (every CRD and sample of the corpus,
+# and the rest of the tests the README's test command samples). CI's matrix step.
 GO ?= go
 VERSION ?=
 PLATFORMS ?=
 
-.PHONY: dist test-dist test-versions clean
+.PHONY: dist test-dist test-versions test-corpus test-matrix clean
 dist:
 	rm -rf dist
 	GOTOOLCHAIN=local $(GO) run ./hack/dist -out dist $(if $(VERSION),-version $(VERSION)) $(if $(PLATFORMS),-platforms $(PLATFORMS))
@@ -24,6 +28,12 @@ test-dist:
 VERSIONS ?= 1
 test-versions:
 	KUBECTL_CRD_E2E_VERSIONS=$(VERSIONS) GOTOOLCHAIN=local $(GO) test -count=1 -v -timeout 80m -run '^(TestVersionParity|TestVersionParityCorpus)$$' ./test/e2e
+
+test-corpus:
+	KUBECTL_CRD_CORPUS_ALL=1 GOTOOLCHAIN=local $(GO) test -count=1 -timeout 30m -run '^(TestCorpus|TestDecodedLikeConverted|TestRefusalIsFromObjects|TestEncodedLikeDecoded|TestCacheCorpus|TestParseCorpus)$$' ./pkg/engine/prune ./pkg/engine/schema ./pkg/engine/crdindex ./pkg/engine/document ./pkg/engine/holes
+
+test-matrix:
+	KUBECTL_CRD_E2E_MATRIX=1 GOTOOLCHAIN=local $(GO) test -count=1 -timeout 60m -run 'Corpus|ServerParity|Sweep' ./test/e2e
 
 clean:
 	rm -rf dist
