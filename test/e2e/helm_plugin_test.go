@@ -20,10 +20,13 @@ var (
 	helmErr  error
 )
 
-// realHelm is a real helm, built from the module proxy at the version of
-// helm.sh/helm/v4 that go.mod requires (crd-helm's), as kustomize is
-// installed: go install outside the module, into _output/bin. Built on the
-// first call only, so that the suite's other tests do not wait for it.
+// realHelm is a real helm: its command (helm.sh/helm/v4/cmd/helm) at the
+// version go.mod requires (crd-helm's), a tool of the module (go.mod's
+// "tool" line), so that it is built with the modules this one builds with
+// (Helm's own go.mod asks for k8s.io v0.37.1, this one v0.37.2: installed
+// apart, a fresh machine compiled client-go and the rest a second time, some
+// 4 minutes), into _output/bin. Built on the first call only, so that the
+// suite's other tests do not wait for it.
 func realHelm(t *testing.T) string {
 	t.Helper()
 	helmOnce.Do(func() {
@@ -35,15 +38,10 @@ func realHelm(t *testing.T) string {
 			return
 		}
 		version := strings.TrimSpace(string(v))
-		dir := filepath.Join(repoRoot(), "_output", "bin", "helm-"+version)
-		install := exec.Command("go", "install", "helm.sh/helm/v4/cmd/helm@"+version)
-		install.Dir = os.TempDir() // outside the module: go install pkg@version
-		install.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
-		if out, err := install.CombinedOutput(); err != nil {
-			helmErr = fmt.Errorf("installing helm %s: %v\n%s", version, err, out)
-			return
+		path := filepath.Join(repoRoot(), "_output", "bin", "helm-"+version, "helm")
+		if helmErr = goBuild(repoRoot(), ".", path, "", "helm.sh/helm/v4/cmd/helm"); helmErr == nil {
+			helmPath = path
 		}
-		helmPath = filepath.Join(dir, "helm")
 	})
 	if helmErr != nil {
 		t.Fatal(helmErr)
